@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs kvlayout's build dependencies from Debian packages. Safe to run twice: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libz3-dev z3                 # the prover (libz3) and the z3 command that replays written SMT-LIB2 queries
+  libboost-graph-dev
+  nlohmann-json3-dev
+  catch2                       # v2.13 on Debian 12
+  libbenchmark-dev             # Google Benchmark, for bench/
+  libssl-dev                   # libcrypto's SHA-256, for spec hashes in certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all build dependencies are installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

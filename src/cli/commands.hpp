@@ -1,0 +1,12 @@
+#pragma once
+// One function per subcommand: takes the arguments after the subcommand name, returns an exit code.
+// SpecError propagates to main, which prints it and exits 2.
+#include <string>
+#include <vector>
+
+namespace kvlayout::cli {
+
+int run_list(const std::vector<std::string>& args);
+int run_addr(const std::vector<std::string>& args);
+
+}  // namespace kvlayout::cli

@@ -1,0 +1,30 @@
+#include "cli/inputs.hpp"
+
+#include "spec/error.hpp"
+
+namespace kvlayout::cli {
+
+spec::Catalog catalog_from(const Arguments& args) {
+  return spec::Catalog(args.value("specs").value_or(spec::default_specs_dir().string()));
+}
+
+std::shared_ptr<const spec::Layout> layout_from(const spec::Catalog& catalog, const std::string& name_or_path) {
+  return spec::load_layout(catalog.find_layout(name_or_path).string());
+}
+
+spec::CacheShape cache_from(const spec::Catalog& catalog, const Arguments& args) {
+  auto name = args.value("cache");
+  if (!name) throw spec::SpecError("", "", "no --cache", "--cache NAME (e.g. small) or a path to a cache JSON");
+  return spec::load_cache(catalog.find_cache(*name).string());
+}
+
+layout::Overrides overrides_from(const Arguments& args) {
+  layout::Overrides out;
+  for (const std::string& p : args.values("param")) {
+    auto [name, value] = split_assignment(p, "--param");
+    out[name] = parse_integer(value, "--param " + name);
+  }
+  return out;
+}
+
+}  // namespace kvlayout::cli

@@ -1,0 +1,19 @@
+#pragma once
+// What several commands read the same way: --specs, a layout and a cache shape by name or path, --param.
+#include <memory>
+#include <string>
+
+#include "cli/arguments.hpp"
+#include "layout/bound_layout.hpp"
+#include "spec/cache_shape.hpp"
+#include "spec/catalog.hpp"
+#include "spec/layout.hpp"
+
+namespace kvlayout::cli {
+
+spec::Catalog catalog_from(const Arguments& args);
+std::shared_ptr<const spec::Layout> layout_from(const spec::Catalog& catalog, const std::string& name_or_path);
+spec::CacheShape cache_from(const spec::Catalog& catalog, const Arguments& args);  // --cache, required
+layout::Overrides overrides_from(const Arguments& args);                          // --param NAME=VALUE ...
+
+}  // namespace kvlayout::cli

@@ -1,0 +1,102 @@
+#include "layout/address.hpp"
+
+#include "expr/arithmetic.hpp"
+#include "expr/evaluate.hpp"
+#include "spec/error.hpp"
+
+namespace kvlayout::layout {
+namespace {
+
+// Thrown through the evaluator when an index reads a table entry that does not exist.
+struct TableMiss {
+  std::string what;
+};
+
+}  // namespace
+
+std::string format_coordinate(const BoundLayout& bound, std::span<const std::int64_t> coord) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < coord.size(); ++i) {
+    if (i) s += ", ";
+    const std::string& n = bound.coord_names[i];
+    if (n == "kv" && bound.layout->content.name == "kv-heads")
+      s += coord[i] == 0 ? "K" : coord[i] == 1 ? "V" : "kv " + std::to_string(coord[i]);
+    else
+      s += n + " " + std::to_string(coord[i]);
+  }
+  return s + ")";
+}
+
+std::int64_t byte_offset(const BoundLayout& bound, const Address& a) {
+  return expr::checked_mul(a.offset, bound.element_bytes());
+}
+
+Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, const BlockTables& tables) {
+  if (coord.size() != bound.coord_extents.size())
+    throw spec::SpecError("", "", std::to_string(coord.size()) + " coordinate values",
+                          std::to_string(bound.coord_extents.size()) + " (one per coordinate)");
+  for (std::size_t i = 0; i < coord.size(); ++i)
+    if (coord[i] < 0 || coord[i] >= bound.coord_extents[i])
+      throw spec::SpecError("", "", bound.coord_names[i] + "=" + std::to_string(coord[i]),
+                            "0 <= " + bound.coord_names[i] + " < " + std::to_string(bound.coord_extents[i]) +
+                                " on cache shape " + bound.cache.name);
+  expr::Environment env{coord, [&](int table, std::int64_t entry) -> std::int64_t {
+                          const BoundTable& t = bound.tables[static_cast<std::size_t>(table)];
+                          if (entry < 0 || entry >= t.length)
+                            throw TableMiss{t.name + "[" + std::to_string(entry) + "] is outside the table's " +
+                                            std::to_string(t.length) + " entries"};
+                          return tables.entries[static_cast<std::size_t>(table)][static_cast<std::size_t>(entry)];
+                        }};
+  const std::string& file = bound.layout->file;
+  for (std::size_t ti = 0; ti < bound.tensors.size(); ++ti) {
+    const BoundTensor& tensor = bound.tensors[ti];
+    for (std::size_t vi = 0; vi < tensor.views.size(); ++vi) {
+      const BoundView& view = tensor.views[vi];
+      Location loc;
+      loc.address.tensor = static_cast<int>(ti);
+      loc.address.view = static_cast<int>(vi);
+      loc.address.instance = tensor.per >= 0 ? coord[static_cast<std::size_t>(tensor.per)] : 0;
+      try {
+        if (expr::evaluate(view.holds, env) == 0) continue;
+      } catch (const expr::ArithmeticError& a) {
+        throw spec::SpecError(file, view.path + "/holds", std::string("a domain that fails at ") +
+                                                              format_coordinate(bound, coord) + ": " + a.what(),
+                              "a domain that evaluates everywhere");
+      }
+      loc.placement = Placement::Held;
+      std::int64_t offset = view.offset;
+      for (std::size_t k = 0; k < view.index.size(); ++k) {
+        std::int64_t i = 0;
+        try {
+          i = expr::evaluate(view.index[k], env);
+          offset = expr::checked_add(offset, expr::checked_mul(i, view.strides[k]));
+        } catch (const TableMiss& miss) {
+          loc.placement = Placement::OutOfBounds;
+          loc.violation = "axis " + std::to_string(k) + " `" + view.index_texts[k] + "`: " + miss.what;
+          return loc;
+        } catch (const expr::ArithmeticError& a) {
+          throw spec::SpecError(file, view.index_paths[k],
+                                "`" + view.index_texts[k] + "`, which fails at " + format_coordinate(bound, coord) +
+                                    ": " + a.what(),
+                                "an index expression that evaluates everywhere");
+        }
+        loc.address.index.push_back(i);
+        if ((i < 0 || i >= view.extents[k]) && loc.placement == Placement::Held) {
+          loc.placement = Placement::OutOfBounds;
+          loc.violation = "axis " + std::to_string(k) + " `" + view.index_texts[k] + "` = " + std::to_string(i) +
+                          " is outside [0, " + std::to_string(view.extents[k]) + ")";
+        }
+      }
+      loc.address.offset = offset;
+      if (loc.placement == Placement::Held && (offset < 0 || offset >= tensor.size)) {
+        loc.placement = Placement::OutOfBounds;
+        loc.violation = "element offset " + std::to_string(offset) + " is outside the tensor's " +
+                        std::to_string(tensor.size) + " elements";
+      }
+      return loc;
+    }
+  }
+  return Location{};
+}
+
+}  // namespace kvlayout::layout

@@ -1,0 +1,260 @@
+#include <algorithm>
+
+#include "expr/arithmetic.hpp"
+#include "expr/evaluate.hpp"
+#include "layout/bound_layout.hpp"
+#include "spec/error.hpp"
+#include "spec/name_check.hpp"
+#include "spec/parameter_order.hpp"
+
+namespace kvlayout::layout {
+namespace {
+
+using spec::SourceExpr;
+using spec::SpecError;
+
+class Binder {
+ public:
+  Binder(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& cache, const Overrides& overrides)
+      : L_(*layout), overrides_(overrides) {
+    out_.layout = std::move(layout);
+    out_.cache = cache;
+  }
+
+  BoundLayout run() {
+    bind_values();
+    if (!out_.fits()) return std::move(out_);
+    check_requirements();
+    if (!out_.fits()) return std::move(out_);
+    for (const auto& c : L_.content.coords) {
+      out_.coord_names.push_back(c.name);
+      out_.coord_extents.push_back(positive(c.extent, "a positive coordinate extent"));
+    }
+    for (const auto& t : L_.tables) bind_table(t);
+    for (const auto& t : L_.tensors) bind_tensor(t);
+    return std::move(out_);
+  }
+
+ private:
+  const std::string& file() const { return L_.file; }
+
+  [[noreturn]] void fail(const SourceExpr& e, const std::string& problem, const std::string& expected) const {
+    throw SpecError(file(), e.path, "`" + e.text + "`, which " + problem + " on cache shape " + out_.cache.name,
+                    expected);
+  }
+
+  std::int64_t constant(const SourceExpr& e) const {
+    try {
+      expr::Expr bound = expr::substitute(
+          e.expr, [&](const std::string& n) { return expr::literal(out_.values.at(n)); },
+          [](const std::string&) -> int { throw std::logic_error("table in a constant expression"); });
+      return bound->value;
+    } catch (const expr::ArithmeticError& a) {
+      fail(e, std::string("fails: ") + a.what(), "an expression that evaluates on this cache shape");
+    }
+  }
+
+  std::int64_t positive(const SourceExpr& e, const std::string& what) const {
+    std::int64_t v = constant(e);
+    if (v <= 0) fail(e, "is " + std::to_string(v), what + " (check the layout's \"requires\")");
+    return v;
+  }
+
+  std::int64_t non_negative(const SourceExpr& e, const std::string& what) const {
+    std::int64_t v = constant(e);
+    if (v < 0) fail(e, "is " + std::to_string(v), what);
+    return v;
+  }
+
+  void bind_values() {
+    for (const auto& [k, v] : out_.cache.params) out_.values[k] = v;
+    for (const auto& [k, v] : overrides_) {
+      bool is_param = std::any_of(L_.params.begin(), L_.params.end(), [&](const auto& p) { return p.name == k; });
+      bool is_cache = std::find(spec::cache_parameter_names().begin(), spec::cache_parameter_names().end(), k) !=
+                      spec::cache_parameter_names().end();
+      if (!is_param && !is_cache) {
+        std::string names;
+        for (const auto& p : L_.params) names += (names.empty() ? "" : ", ") + p.name;
+        throw SpecError("", "--param " + k, "a name that is neither a parameter of " + L_.name +
+                                                " nor a cache-shape parameter",
+                        "one of: " + names + (names.empty() ? "" : ", ") + "num_tokens, num_layers, ...");
+      }
+      if (is_cache) out_.values[k] = v;
+    }
+    // A cache-shape parameter the layout reads but the cache does not bind: the layout does not fit.
+    for (const std::string& n : cache_names_used()) {
+      if (out_.values.count(n)) continue;
+      out_.misfits.push_back({"cache shape " + out_.cache.name + " has no parameter " + n + ", which " + L_.name +
+                                  " reads",
+                              ""});
+    }
+    if (!out_.fits()) return;
+    for (std::size_t i : spec::parameter_order(L_.params, file())) {
+      const auto& p = L_.params[i];
+      auto o = overrides_.find(p.name);
+      out_.values[p.name] = o != overrides_.end() ? o->second : constant(p.value);
+    }
+  }
+
+  std::vector<std::string> cache_names_used() const {
+    std::vector<std::string> used;
+    auto add = [&](const SourceExpr& e) {
+      for (const auto& n : spec::referenced_names(e.expr)) {
+        const auto& known = spec::cache_parameter_names();
+        if (std::find(known.begin(), known.end(), n) != known.end() &&
+            std::find(used.begin(), used.end(), n) == used.end())
+          used.push_back(n);
+      }
+    };
+    for (const auto& c : L_.content.coords) add(c.extent);
+    for (const auto& p : L_.params) add(p.value);
+    for (const auto& r : L_.requirements) add(r);
+    for (const auto& t : L_.tables) { add(t.length); add(t.first); add(t.end); }
+    if (L_.holds) add(*L_.holds);
+    for (const auto& t : L_.tensors) {
+      for (const auto& e : t.shape) add(e);
+      if (t.size) add(*t.size);
+      for (const auto& v : t.views) {
+        if (v.holds) add(*v.holds);
+        if (v.offset) add(*v.offset);
+        for (const auto& e : v.shape) add(e);
+        for (const auto& e : v.strides) add(e);
+        for (const auto& e : v.index) add(e);
+      }
+    }
+    return used;
+  }
+
+  void check_requirements() {
+    for (const auto& r : L_.requirements) {
+      if (constant(r) != 0) continue;
+      std::string values;
+      for (const auto& n : spec::referenced_names(r.expr))
+        values += (values.empty() ? "" : ", ") + n + " = " + std::to_string(out_.values.at(n));
+      out_.misfits.push_back({"requirement `" + r.text + "` is false (" + values + ")", r.path});
+    }
+  }
+
+  void bind_table(const spec::TableDecl& t) {
+    BoundTable b{t.name, positive(t.length, "a positive table length"), non_negative(t.first, "a range start >= 0"),
+                 constant(t.end)};
+    if (expr::checked_sub(b.end, b.first) < b.length)
+      throw SpecError(file(), t.path,
+                      "a table of " + std::to_string(b.length) + " entries into the range [" +
+                          std::to_string(b.first) + ", " + std::to_string(b.end) + ") on cache shape " +
+                          out_.cache.name,
+                      "a range with at least as many values as entries (tables are injective)");
+    out_.tables.push_back(b);
+  }
+
+  expr::Expr over_coordinates(const SourceExpr& e) const {
+    try {
+      return expr::substitute(
+          e.expr,
+          [&](const std::string& n) {
+            for (std::size_t i = 0; i < out_.coord_names.size(); ++i)
+              if (out_.coord_names[i] == n) return expr::coord(static_cast<int>(i), n);
+            return expr::literal(out_.values.at(n));
+          },
+          [&](const std::string& n) {
+            for (std::size_t i = 0; i < out_.tables.size(); ++i)
+              if (out_.tables[i].name == n) return static_cast<int>(i);
+            throw std::logic_error("unknown table " + n);
+          });
+    } catch (const expr::ArithmeticError& a) {
+      fail(e, std::string("fails: ") + a.what(), "an expression that evaluates on this cache shape");
+    }
+  }
+
+  BoundView bind_view(const spec::ViewDecl& v) const {
+    BoundView b;
+    b.name = v.name;
+    b.path = v.path;
+    expr::Expr holds = expr::literal(1);
+    if (L_.holds) holds = over_coordinates(*L_.holds);
+    if (v.holds) holds = expr::fold(expr::make(expr::Op::And, {holds, over_coordinates(*v.holds)}));
+    b.holds = holds;
+    b.offset = v.offset ? non_negative(*v.offset, "a view offset >= 0") : 0;
+    for (const auto& e : v.shape) b.extents.push_back(positive(e, "a positive extent"));
+    for (const auto& e : v.index) {
+      b.index.push_back(over_coordinates(e));
+      b.index_paths.push_back(e.path);
+      b.index_texts.push_back(e.text);
+    }
+    const std::size_t rank = b.extents.size();
+    b.strides.assign(rank, 0);
+    try {
+      if (!v.strides.empty()) {
+        for (std::size_t k = 0; k < rank; ++k) b.strides[k] = non_negative(v.strides[k], "a stride >= 0");
+      } else {
+        // vLLM's get_kv_cache_stride_order: physical axis j is logical axis order[j]; the last is contiguous.
+        std::vector<int> order = v.stride_order;
+        if (order.empty())
+          for (std::size_t k = 0; k < rank; ++k) order.push_back(static_cast<int>(k));
+        std::int64_t stride = 1;
+        for (std::size_t j = rank; j-- > 0;) {
+          b.strides[static_cast<std::size_t>(order[j])] = stride;
+          stride = expr::checked_mul(stride, b.extents[static_cast<std::size_t>(order[j])]);
+        }
+      }
+    } catch (const expr::ArithmeticError& a) {
+      throw SpecError(file(), v.path + "/shape", std::string("a shape whose strides overflow: ") + a.what(),
+                      "a view that fits in 64-bit element offsets");
+    }
+    return b;
+  }
+
+  // CuTe's cosize: one past the largest offset the view can reach.
+  static std::int64_t cosize(const BoundView& v) {
+    std::int64_t last = v.offset;
+    for (std::size_t k = 0; k < v.extents.size(); ++k)
+      last = expr::checked_add(last, expr::checked_mul(v.extents[k] - 1, v.strides[k]));
+    return expr::checked_add(last, 1);
+  }
+
+  void bind_tensor(const spec::TensorDecl& t) {
+    BoundTensor b;
+    b.name = t.name;
+    b.path = t.path;
+    if (!t.per.empty()) {
+      b.per = out_.coord_index(t.per);
+      b.instances = out_.coord_extents[static_cast<std::size_t>(b.per)];
+    }
+    for (const auto& v : t.views) b.views.push_back(bind_view(v));
+    try {
+      if (t.size) {
+        b.size = positive(*t.size, "a positive allocation size");
+      } else if (!t.shape.empty()) {
+        b.size = 1;
+        for (const auto& e : t.shape) b.size = expr::checked_mul(b.size, positive(e, "a positive extent"));
+      } else {
+        b.size = cosize(b.views.front());
+      }
+    } catch (const expr::ArithmeticError& a) {
+      throw SpecError(file(), t.path, std::string("an allocation size that overflows: ") + a.what(),
+                      "a tensor that fits in 64-bit element offsets");
+    }
+    out_.tensors.push_back(std::move(b));
+  }
+
+  const spec::Layout& L_;
+  const Overrides& overrides_;
+  BoundLayout out_;
+};
+
+}  // namespace
+
+int BoundLayout::coord_index(const std::string& name) const {
+  for (std::size_t i = 0; i < coord_names.size(); ++i)
+    if (coord_names[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::int64_t BoundLayout::element_bytes() const { return spec::dtype_bytes(layout->dtype); }
+
+BoundLayout bind(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& cache,
+                 const Overrides& overrides) {
+  return Binder(std::move(layout), cache, overrides).run();
+}
+
+}  // namespace kvlayout::layout

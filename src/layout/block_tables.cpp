@@ -1,0 +1,77 @@
+#include "layout/block_tables.hpp"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <unordered_set>
+
+#include "spec/error.hpp"
+
+namespace kvlayout::layout {
+
+BlockTables identity_tables(const BoundLayout& bound) {
+  BlockTables t;
+  for (const auto& table : bound.tables) {
+    std::vector<std::int64_t> e(static_cast<std::size_t>(table.length));
+    for (std::int64_t i = 0; i < table.length; ++i) e[static_cast<std::size_t>(i)] = table.first + i;
+    t.entries.push_back(std::move(e));
+  }
+  return t;
+}
+
+BlockTables reversed_tables(const BoundLayout& bound) {
+  BlockTables t = identity_tables(bound);
+  for (auto& e : t.entries) std::reverse(e.begin(), e.end());
+  return t;
+}
+
+BlockTables random_tables(const BoundLayout& bound, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  BlockTables t;
+  for (const auto& table : bound.tables) {
+    // Floyd's sampling: `length` distinct values from [first, end) without materialising the range.
+    std::unordered_set<std::int64_t> chosen;
+    std::vector<std::int64_t> e;
+    const std::int64_t n = table.end - table.first;
+    for (std::int64_t j = n - table.length; j < n; ++j) {
+      std::int64_t r = std::uniform_int_distribution<std::int64_t>(0, j)(rng);
+      std::int64_t pick = chosen.count(r) ? j : r;
+      chosen.insert(pick);
+      e.push_back(table.first + pick);
+    }
+    std::shuffle(e.begin(), e.end(), rng);
+    t.entries.push_back(std::move(e));
+  }
+  return t;
+}
+
+void set_table(const BoundLayout& bound, BlockTables& tables, const std::string& name,
+               const std::vector<std::int64_t>& entries) {
+  const std::string where = "--table " + name;
+  for (std::size_t i = 0; i < bound.tables.size(); ++i) {
+    const BoundTable& t = bound.tables[i];
+    if (t.name != name) continue;
+    if (static_cast<std::int64_t>(entries.size()) != t.length)
+      throw spec::SpecError("", where, std::to_string(entries.size()) + " entries",
+                            std::to_string(t.length) + " entries (the table's length on cache shape " +
+                                bound.cache.name + ")");
+    std::set<std::int64_t> seen;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      std::int64_t v = entries[k];
+      if (v < t.first || v >= t.end)
+        throw spec::SpecError("", where, "entry " + std::to_string(k) + " = " + std::to_string(v),
+                              "a value in [" + std::to_string(t.first) + ", " + std::to_string(t.end) + ")");
+      if (!seen.insert(v).second)
+        throw spec::SpecError("", where, "the value " + std::to_string(v) + " twice",
+                              "distinct entries (a block table is injective)");
+    }
+    tables.entries[i] = entries;
+    return;
+  }
+  std::string names;
+  for (const auto& t : bound.tables) names += (names.empty() ? "" : ", ") + t.name;
+  throw spec::SpecError("", where, "no table named \"" + name + "\" in " + bound.layout->name,
+                        names.empty() ? "no --table (this layout has no tables)" : "one of: " + names);
+}
+
+}  // namespace kvlayout::layout

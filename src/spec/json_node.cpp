@@ -1,0 +1,143 @@
+#include "spec/json_node.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "expr/parse.hpp"
+#include "spec/error.hpp"
+
+namespace kvlayout::spec {
+
+namespace {
+std::string escape_pointer(const std::string& key) {
+  std::string s;
+  for (char c : key) s += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return s;
+}
+}  // namespace
+
+std::string describe(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return std::string("the boolean ") + (v.get<bool>() ? "true" : "false");
+    case Json::value_t::string: return "the string " + v.dump();
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "the integer " + v.dump();
+    case Json::value_t::number_float: return "the number " + v.dump();
+    case Json::value_t::array: return "an array of " + std::to_string(v.size());
+    case Json::value_t::object: return "an object";
+    default: return "a value";
+  }
+}
+
+Json read_json_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw SpecError(file, "", "a file that cannot be read", "a readable JSON file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // Turn nlohmann's byte offset into a line and column a user can jump to.
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') { ++line; column = 1; } else { ++column; }
+    }
+    std::string what = e.what();
+    auto colon = what.rfind(": ");
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    throw SpecError(file, "", "malformed JSON at line " + std::to_string(line) + " column " +
+                                  std::to_string(column) + " (" + detail + ")",
+                    "a valid JSON document");
+  }
+}
+
+JsonNode::JsonNode(const Json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+void JsonNode::fail(const std::string& found, const std::string& expected) const {
+  throw SpecError(file_, path_.empty() ? "/" : path_, found, expected);
+}
+
+void JsonNode::expect_object() const {
+  if (!value_->is_object()) fail(describe(*value_), "an object");
+}
+
+bool JsonNode::has(const std::string& key) const { return value_->is_object() && value_->contains(key); }
+
+JsonNode JsonNode::at(const std::string& key, const std::string& expected) const {
+  expect_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) fail("no member \"" + key + "\"", "\"" + key + "\": " + expected);
+  return JsonNode(*it, file_, path_ + "/" + escape_pointer(key));
+}
+
+std::optional<JsonNode> JsonNode::find(const std::string& key) const {
+  expect_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) return std::nullopt;
+  return JsonNode(*it, file_, path_ + "/" + escape_pointer(key));
+}
+
+void JsonNode::allow_only(std::initializer_list<const char*> allowed) const {
+  expect_object();
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || it.key() == a;
+    if (ok) continue;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw SpecError(file_, path_ + "/" + escape_pointer(it.key()), "an unknown member \"" + it.key() + "\"",
+                    "one of: " + list);
+  }
+}
+
+std::vector<std::pair<std::string, JsonNode>> JsonNode::members() const {
+  expect_object();
+  std::vector<std::pair<std::string, JsonNode>> out;
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    out.emplace_back(it.key(), JsonNode(it.value(), file_, path_ + "/" + escape_pointer(it.key())));
+  return out;
+}
+
+std::vector<JsonNode> JsonNode::items(const std::string& expected) const {
+  if (!value_->is_array()) fail(describe(*value_), expected);
+  std::vector<JsonNode> out;
+  for (std::size_t i = 0; i < value_->size(); ++i)
+    out.emplace_back((*value_)[i], file_, path_ + "/" + std::to_string(i));
+  return out;
+}
+
+std::string JsonNode::string(const std::string& expected) const {
+  if (!value_->is_string()) fail(describe(*value_), expected);
+  return value_->get<std::string>();
+}
+
+std::int64_t JsonNode::integer(const std::string& expected) const {
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_unsigned()) fail(describe(*value_) + " (beyond 64 bits)", expected);
+  fail(describe(*value_), expected);
+}
+
+bool JsonNode::boolean(const std::string& expected) const {
+  if (!value_->is_boolean()) fail(describe(*value_), expected);
+  return value_->get<bool>();
+}
+
+SourceExpr JsonNode::expression(const std::string& expected) const {
+  if (value_->is_number_integer()) {
+    std::int64_t v = value_->get<std::int64_t>();
+    return SourceExpr{expr::literal(v), path_, std::to_string(v)};
+  }
+  if (!value_->is_string()) fail(describe(*value_), expected);
+  std::string text = value_->get<std::string>();
+  try {
+    return SourceExpr{expr::parse(text), path_, text};
+  } catch (const expr::ParseError& e) {
+    fail("`" + text + "`, which does not parse: " + e.what() + " at column " + std::to_string(e.column),
+         expected);
+  }
+}
+
+}  // namespace kvlayout::spec

@@ -1,0 +1,57 @@
+#pragma once
+// A position in a parsed JSON document: the value, its file and its JSON pointer. Every accessor checks the
+// kind of value and throws SpecError naming the path, what was found and what was expected.
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "spec/source_expr.hpp"
+
+namespace kvlayout::spec {
+
+using Json = nlohmann::ordered_json;
+
+// Reads and parses a JSON file; a syntax error is reported with its line and column.
+Json read_json_file(const std::string& file);
+
+class JsonNode {
+ public:
+  JsonNode(const Json& value, std::string file, std::string path);
+
+  const Json& value() const { return *value_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& found, const std::string& expected) const;
+
+  // Objects.
+  void expect_object() const;
+  bool has(const std::string& key) const;
+  JsonNode at(const std::string& key, const std::string& expected) const;  // required member
+  std::optional<JsonNode> find(const std::string& key) const;
+  // Rejects members not in `allowed` (catches misspelt fields such as "stride_ordr").
+  void allow_only(std::initializer_list<const char*> allowed) const;
+  std::vector<std::pair<std::string, JsonNode>> members() const;
+
+  // Arrays.
+  std::vector<JsonNode> items(const std::string& expected) const;
+
+  // Scalars.
+  std::string string(const std::string& expected) const;
+  std::int64_t integer(const std::string& expected) const;
+  bool boolean(const std::string& expected) const;
+  // An integer literal or a string in the expression language (parsed, not yet checked for names).
+  SourceExpr expression(const std::string& expected) const;
+
+ private:
+  const Json* value_;
+  std::string file_;
+  std::string path_;
+};
+
+// A short rendering of a JSON value for error messages ("a string \"abc\"", "an array of 3", ...).
+std::string describe(const Json& value);
+
+}  // namespace kvlayout::spec

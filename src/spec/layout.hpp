@@ -1,0 +1,89 @@
+#pragma once
+// A layout as declared in specs/*.json: everything the engine's code says, before any cache shape binds it.
+// See specs/README.md for the language; binding to a cache shape is in src/layout/.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/content.hpp"
+#include "spec/dtype.hpp"
+#include "spec/source_expr.hpp"
+
+namespace kvlayout::spec {
+
+struct Citation {
+  std::string repo, path, symbol, commit, version, note;
+};
+
+struct Parameter {
+  std::string name;
+  SourceExpr value;  // over cache-shape parameters and other layout parameters
+};
+
+// A named indirection (block table, page table, cell map). In a proof it is any injective map from
+// [0, length) into [first, end); concretely it is a list of `length` distinct entries in that range.
+struct TableDecl {
+  std::string name;
+  std::string path;
+  SourceExpr length;
+  SourceExpr first;
+  SourceExpr end;
+};
+
+// One way of addressing a tensor's storage: a shape, one index expression per axis, and the strides
+// (row-major by default, permuted by stride_order, or explicit) at an element offset into the storage.
+struct ViewDecl {
+  std::string name;
+  std::string path;
+  std::optional<SourceExpr> holds;   // which positions this view stores; absent = all the layout holds
+  std::optional<SourceExpr> offset;  // element offset of the view in its tensor; absent = 0
+  std::vector<SourceExpr> shape;
+  std::vector<SourceExpr> index;
+  std::vector<int> stride_order;     // empty = identity; physical order = shape permuted by it
+  std::vector<SourceExpr> strides;   // empty = derived from shape and stride_order
+};
+
+// A tensor (one allocation per instance). Instances: one per value of the coordinate `per`, or one.
+struct TensorDecl {
+  std::string name;
+  std::string path;
+  std::string per;                   // a coordinate name, or empty
+  std::vector<SourceExpr> shape;     // allocation shape of a tensor with several views; may be empty
+  std::optional<SourceExpr> size;    // explicit allocation size in elements
+  std::vector<ViewDecl> views;       // at least one
+};
+
+// A quantisation scale kept beside the cache: one scale per value of the coordinates in `per`.
+struct ScaleDecl {
+  std::string path;
+  DType dtype = DType::fp32;
+  std::vector<std::string> per;
+  std::string note;
+};
+
+struct Layout {
+  std::string name;
+  std::string file;
+  std::string engine;
+  std::string description;
+  bool control = false;
+  std::optional<Citation> cite;
+  Content content;
+  DType dtype = DType::bf16;
+  std::optional<ScaleDecl> scale;
+  std::vector<Parameter> params;
+  std::vector<SourceExpr> requirements;
+  std::vector<TableDecl> tables;
+  std::optional<SourceExpr> holds;   // the layout's domain, ANDed with each view's
+  std::vector<TensorDecl> tensors;
+};
+
+// Parses, validates names and types, and checks the parameter definitions are acyclic.
+// @post the result refers only to names it declares or to cache_parameter_names(); throws SpecError.
+std::shared_ptr<const Layout> load_layout(const std::string& file);
+
+// "repo@commit:path::symbol" (or @version) for display.
+std::string format_citation(const Citation& c);
+
+}  // namespace kvlayout::spec

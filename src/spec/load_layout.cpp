@@ -1,0 +1,265 @@
+#include <algorithm>
+#include <filesystem>
+
+#include "spec/cache_shape.hpp"
+#include "spec/error.hpp"
+#include "spec/json_node.hpp"
+#include "spec/layout.hpp"
+#include "spec/name_check.hpp"
+#include "spec/parameter_order.hpp"
+
+namespace kvlayout::spec {
+namespace {
+
+using expr::Type;
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+Citation load_citation(const JsonNode& node) {
+  node.allow_only({"repo", "path", "symbol", "commit", "version", "note"});
+  Citation c;
+  c.repo = node.at("repo", "the engine's repository, e.g. \"vllm-project/vllm\"").string("a string");
+  c.path = node.at("path", "the source file the layout was read from").string("a string");
+  c.symbol = node.at("symbol", "the function or class that defines the layout").string("a string");
+  if (auto k = node.find("commit")) c.commit = k->string("a commit hash, a string");
+  if (auto v = node.find("version")) c.version = v->string("a version, a string");
+  if (auto n = node.find("note")) c.note = n->string("a string");
+  if (c.commit.empty() && c.version.empty())
+    node.fail("neither \"commit\" nor \"version\"", "the commit or version the layout was read at");
+  return c;
+}
+
+Content load_content(const JsonNode& root) {
+  std::string name = root.at("content", "the content held: \"kv-heads\", \"mla-latent\" or a custom name")
+                         .string("a content name, a string");
+  auto coords = root.find("coords");
+  if (auto builtin = builtin_content(name)) {
+    if (coords) coords->fail("coordinates for the built-in content \"" + name + "\"",
+                             "no \"coords\" (built-in contents define their own)");
+    return *builtin;
+  }
+  if (!coords) {
+    std::string list;
+    for (const auto& n : builtin_content_names()) list += (list.empty() ? "" : ", ") + n;
+    root.at("content", "").fail("the custom content \"" + name + "\" without \"coords\"",
+                                "a built-in content (" + list + ") or \"coords\": {name: extent, ...}");
+  }
+  Content c{name, {}, false};
+  for (auto& [coord_name, node] : coords->members())
+    c.coords.push_back(Coordinate{coord_name, node.expression("the coordinate's extent")});
+  if (c.coords.empty()) coords->fail("no coordinates", "at least one coordinate");
+  return c;
+}
+
+std::vector<SourceExpr> load_expressions(const JsonNode& node, const std::string& what) {
+  std::vector<SourceExpr> out;
+  for (const JsonNode& item : node.items("an array of " + what)) out.push_back(item.expression(what));
+  return out;
+}
+
+ViewDecl load_view(const JsonNode& node, const std::string& default_name) {
+  ViewDecl v;
+  v.path = node.path();
+  v.name = default_name;
+  if (auto n = node.find("name")) v.name = n->string("the view's name, a string");
+  if (auto h = node.find("holds")) v.holds = h->expression("a truth-valued expression over coordinates");
+  if (auto o = node.find("offset")) v.offset = o->expression("an element offset expression");
+  v.shape = load_expressions(node.at("shape", "the extent of each axis"), "extent expressions");
+  JsonNode index = node.at("index", "one index expression per axis of \"shape\"");
+  v.index = load_expressions(index, "index expressions");
+  if (v.index.size() != v.shape.size())
+    index.fail(std::to_string(v.index.size()) + " index expressions",
+               std::to_string(v.shape.size()) + ", one per axis of \"shape\"");
+  auto order = node.find("stride_order");
+  auto strides = node.find("strides");
+  if (order && strides)
+    strides->fail("both \"stride_order\" and \"strides\"", "one of them (strides already fix the order)");
+  if (order) {
+    std::vector<bool> seen(v.shape.size(), false);
+    for (const JsonNode& item : order->items("an array of axis numbers")) {
+      std::int64_t a = item.integer("an axis number");
+      if (a < 0 || a >= static_cast<std::int64_t>(v.shape.size()) || seen[static_cast<std::size_t>(a)])
+        item.fail("the axis " + std::to_string(a),
+                  "each axis 0.." + std::to_string(v.shape.size() - 1) + " exactly once (a permutation)");
+      seen[static_cast<std::size_t>(a)] = true;
+      v.stride_order.push_back(static_cast<int>(a));
+    }
+    if (v.stride_order.size() != v.shape.size())
+      order->fail(std::to_string(v.stride_order.size()) + " axes",
+                  std::to_string(v.shape.size()) + ", a permutation of the shape's axes");
+  }
+  if (strides) {
+    v.strides = load_expressions(*strides, "stride expressions");
+    if (v.strides.size() != v.shape.size())
+      strides->fail(std::to_string(v.strides.size()) + " strides",
+                    std::to_string(v.shape.size()) + ", one per axis of \"shape\"");
+  }
+  return v;
+}
+
+TensorDecl load_tensor(const JsonNode& node) {
+  TensorDecl t;
+  t.path = node.path();
+  t.name = node.at("name", "the tensor's name").string("a string");
+  if (auto p = node.find("per")) t.per = p->string("the coordinate with one tensor per value, e.g. \"layer\"");
+  if (auto s = node.find("size")) t.size = s->expression("the allocation size in elements");
+  if (auto views = node.find("views")) {
+    node.allow_only({"name", "per", "shape", "size", "views"});
+    if (auto s = node.find("shape")) t.shape = load_expressions(*s, "extent expressions");
+    if (t.shape.empty() && !t.size)
+      node.fail("\"views\" without \"shape\" or \"size\"", "the allocation's \"shape\" or \"size\"");
+    for (const JsonNode& item : views->items("an array of views")) {
+      item.allow_only({"name", "holds", "offset", "shape", "index", "stride_order", "strides"});
+      t.views.push_back(load_view(item, t.name));
+    }
+    if (t.views.empty()) views->fail("no views", "at least one view");
+  } else {
+    node.allow_only({"name", "per", "size", "holds", "offset", "shape", "index", "stride_order", "strides"});
+    t.views.push_back(load_view(node, t.name));
+  }
+  return t;
+}
+
+TableDecl load_table(const std::string& name, const JsonNode& node) {
+  node.allow_only({"length", "range"});
+  TableDecl t;
+  t.name = name;
+  t.path = node.path();
+  t.length = node.at("length", "the number of entries").expression("an integer expression");
+  JsonNode range = node.at("range", "the entries' range: END for [0, END), or [FIRST, END]");
+  if (range.value().is_array()) {
+    auto bounds = range.items("[FIRST, END]");
+    if (bounds.size() != 2) range.fail(describe(range.value()), "[FIRST, END], two expressions");
+    t.first = bounds[0].expression("the first value an entry may take");
+    t.end = bounds[1].expression("one past the last value an entry may take");
+  } else {
+    t.first = SourceExpr{expr::literal(0), range.path(), "0"};
+    t.end = range.expression("one past the last value an entry may take");
+  }
+  return t;
+}
+
+ScaleDecl load_scale(const JsonNode& node, const Content& content) {
+  node.allow_only({"dtype", "per", "note"});
+  ScaleDecl s;
+  s.path = node.path();
+  JsonNode dt = node.at("dtype", "the scale's element type");
+  std::string name = dt.string("an element type name");
+  auto parsed = parse_dtype(name);
+  if (!parsed) dt.fail("the element type \"" + name + "\"", "bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8 or uint8");
+  s.dtype = *parsed;
+  for (const JsonNode& item : node.at("per", "the coordinates with one scale per value").items("an array")) {
+    std::string c = item.string("a coordinate name");
+    bool ok = false;
+    for (const auto& coord : content.coords) ok = ok || coord.name == c;
+    if (!ok) item.fail("the name \"" + c + "\"", "a coordinate of " + content.name);
+    s.per.push_back(c);
+  }
+  if (auto n = node.find("note")) s.note = n->string("a string");
+  return s;
+}
+
+}  // namespace
+
+std::string format_citation(const Citation& c) {
+  std::string at = c.commit.empty() ? c.version : c.commit;
+  return c.repo + "@" + at + ":" + c.path + "::" + c.symbol;
+}
+
+std::shared_ptr<const Layout> load_layout(const std::string& file) {
+  Json doc = read_json_file(file);
+  JsonNode root(doc, file, "");
+  root.allow_only({"name", "engine", "description", "control", "cite", "content", "coords", "dtype", "scale",
+                   "params", "requires", "tables", "holds", "tensors", "notes"});
+  auto layout = std::make_shared<Layout>();
+  Layout& L = *layout;
+  L.file = file;
+  L.name = root.at("name", "the layout's name").string("a string");
+  std::string stem = std::filesystem::path(file).stem().string();
+  if (L.name != stem) root.at("name", "").fail("the name \"" + L.name + "\"", "the file's stem \"" + stem + "\"");
+  L.engine = root.at("engine", "the engine and backend this layout describes").string("a string");
+  if (auto d = root.find("description")) L.description = d->string("a string");
+  if (auto c = root.find("control")) L.control = c->boolean("true for a made-up layout");
+  if (auto c = root.find("cite")) L.cite = load_citation(*c);
+  else if (!L.control)
+    root.fail("no \"cite\"",
+              "\"cite\": {repo, path, symbol, commit or version} naming the engine source, or \"control\": true");
+  if (auto n = root.find("notes")) {
+    if (!n->value().is_string() && !n->value().is_array()) n->fail(describe(n->value()), "a string or an array of strings");
+  }
+  L.content = load_content(root);
+  JsonNode dt = root.at("dtype", "the element type");
+  std::string dtname = dt.string("an element type name");
+  auto parsed = parse_dtype(dtname);
+  if (!parsed) dt.fail("the element type \"" + dtname + "\"", "bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8 or uint8");
+  L.dtype = *parsed;
+  if (auto s = root.find("scale")) L.scale = load_scale(*s, L.content);
+
+  std::vector<std::string> coord_names;
+  for (const auto& c : L.content.coords) coord_names.push_back(c.name);
+  const auto& cache_names = cache_parameter_names();
+
+  if (auto params = root.find("params")) {
+    for (auto& [pname, node] : params->members()) {
+      if (contains(coord_names, pname) || contains(cache_names, pname))
+        node.fail("a parameter named \"" + pname + "\"",
+                  "a name that is not a coordinate or cache-shape parameter");
+      L.params.push_back(Parameter{pname, node.expression("an integer expression")});
+    }
+  }
+  std::vector<std::string> param_names;
+  for (const auto& p : L.params) param_names.push_back(p.name);
+
+  if (auto tables = root.find("tables")) {
+    for (auto& [tname, node] : tables->members()) {
+      if (contains(coord_names, tname) || contains(cache_names, tname) || contains(param_names, tname))
+        node.fail("a table named \"" + tname + "\"", "a name not used by a coordinate or parameter");
+      L.tables.push_back(load_table(tname, node));
+    }
+  }
+  std::vector<std::string> table_names;
+  for (const auto& t : L.tables) table_names.push_back(t.name);
+
+  if (auto req = root.find("requires")) L.requirements = load_expressions(*req, "truth-valued expressions");
+  if (auto h = root.find("holds")) L.holds = h->expression("a truth-valued expression over coordinates");
+  JsonNode tensors = root.at("tensors", "an array of tensors");
+  for (const JsonNode& t : tensors.items("an array of tensors")) L.tensors.push_back(load_tensor(t));
+  if (L.tensors.empty()) tensors.fail("no tensors", "at least one tensor");
+
+  // Names and types, each in the scope where it is written.
+  const Scope sizes{{}, param_names, {}, true};
+  const Scope domain{coord_names, param_names, {}, true};
+  const Scope index{coord_names, param_names, table_names, true};
+  for (const auto& c : L.content.coords) check_expression(c.extent, sizes, Type::Integer, file);
+  for (const auto& p : L.params) check_expression(p.value, sizes, Type::Integer, file);
+  for (const auto& r : L.requirements) check_expression(r, sizes, Type::Truth, file);
+  for (const auto& t : L.tables) {
+    check_expression(t.length, sizes, Type::Integer, file);
+    check_expression(t.first, sizes, Type::Integer, file);
+    check_expression(t.end, sizes, Type::Integer, file);
+  }
+  if (L.holds) check_expression(*L.holds, domain, Type::Truth, file);
+  std::vector<std::string> tensor_names;
+  for (const auto& t : L.tensors) {
+    if (contains(tensor_names, t.name))
+      throw SpecError(file, t.path + "/name", "a second tensor named \"" + t.name + "\"", "unique tensor names");
+    tensor_names.push_back(t.name);
+    if (!t.per.empty() && !contains(coord_names, t.per))
+      throw SpecError(file, t.path + "/per", "\"" + t.per + "\"", "a coordinate of " + L.content.name);
+    for (const auto& e : t.shape) check_expression(e, sizes, Type::Integer, file);
+    if (t.size) check_expression(*t.size, sizes, Type::Integer, file);
+    for (const auto& v : t.views) {
+      if (v.holds) check_expression(*v.holds, domain, Type::Truth, file);
+      if (v.offset) check_expression(*v.offset, sizes, Type::Integer, file);
+      for (const auto& e : v.shape) check_expression(e, sizes, Type::Integer, file);
+      for (const auto& e : v.strides) check_expression(e, sizes, Type::Integer, file);
+      for (const auto& e : v.index) check_expression(e, index, Type::Integer, file);
+    }
+  }
+  parameter_order(L.params, file);  // throws on a cycle
+  return layout;
+}
+
+}  // namespace kvlayout::spec

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "layout/address.hpp"
+#include "layout/layout_fixture.hpp"
+#include "spec/error.hpp"
+
+using namespace kvlayout;
+using kvlayout::test::bind_inline;
+using kvlayout::test::flash_nhd_declaration;
+using kvlayout::test::small_cache;
+using kvlayout::test::TempDir;
+using I = std::int64_t;
+
+TEST_CASE("the address follows the block table entry of the token's block", "[layout][address]") {
+  TempDir dir;
+  auto b = bind_inline(dir, flash_nhd_declaration(), small_cache());
+  auto tables = layout::identity_tables(b);
+  layout::set_table(b, tables, "block_table", {2, 0, 1});
+  std::vector<I> coord = {1, 1, 20, 3, 5};  // block 1 → physical block 0, slot 4
+  auto loc = layout::locate(b, coord, tables);
+  REQUIRE(loc.placement == layout::Placement::Held);
+  CHECK(loc.address.instance == 1);
+  CHECK(loc.address.index == std::vector<I>{1, 0, 4, 3, 5});
+  CHECK(loc.address.offset == 3072 + 0 * 1024 + 4 * 64 + 3 * 16 + 5);
+  CHECK(layout::byte_offset(b, loc.address) == 2 * loc.address.offset);
+  CHECK(layout::format_coordinate(b, coord) == "(layer 1, V, token 20, head 3, dim 5)");
+}
+
+TEST_CASE("the first view whose domain holds a position stores it and none holding means not held", "[layout][address]") {
+  TempDir dir;
+  auto j = flash_nhd_declaration();
+  j["holds"] = "head < 3";
+  j["tensors"][0]["holds"] = "kv == 0";
+  j["tensors"].push_back(spec::Json::parse(R"J({"name": "v_cache", "per": "layer", "holds": "kv == 1",
+      "shape": ["num_blocks", "block_size", "num_kv_heads", "head_size"],
+      "index": ["block_table[token / block_size]", "token % block_size", "head", "dim"]})J"));
+  auto b = bind_inline(dir, j, small_cache());
+  auto tables = layout::identity_tables(b);
+  std::vector<I> k = {0, 0, 1, 2, 0}, v = {0, 1, 1, 2, 0}, dropped = {0, 1, 1, 3, 0};
+  CHECK(layout::locate(b, k, tables).address.tensor == 0);
+  auto lv = layout::locate(b, v, tables);
+  CHECK(lv.address.tensor == 1);
+  CHECK(lv.address.offset == 1 * 64 + 2 * 16);
+  CHECK(layout::locate(b, dropped, tables).placement == layout::Placement::NotHeld);
+}
+
+TEST_CASE("an index past its extent, a missing table entry or an offset past the allocation is out of bounds", "[layout][address]") {
+  TempDir dir;
+  auto j = flash_nhd_declaration();
+  j["tensors"][0]["index"][2] = "token % block_size + 1";
+  auto b = bind_inline(dir, j, small_cache());
+  auto tables = layout::identity_tables(b);
+  std::vector<I> last_in_block = {0, 0, 15, 0, 0}, inside = {0, 0, 14, 0, 0};
+  auto loc = layout::locate(b, last_in_block, tables);
+  CHECK(loc.placement == layout::Placement::OutOfBounds);
+  CHECK_THAT(loc.violation, Catch::Contains("`token % block_size + 1` = 16 is outside [0, 16)"));
+  CHECK(layout::locate(b, inside, tables).placement == layout::Placement::Held);
+
+  j = flash_nhd_declaration();
+  j["tensors"][0]["index"][1] = "block_table[token / block_size + 1]";
+  b = bind_inline(dir, j, small_cache());
+  std::vector<I> last_block = {0, 0, 36, 0, 0};
+  loc = layout::locate(b, last_block, layout::identity_tables(b));
+  CHECK(loc.placement == layout::Placement::OutOfBounds);
+  CHECK_THAT(loc.violation, Catch::Contains("block_table[3] is outside the table's 3 entries"));
+
+  j = flash_nhd_declaration();
+  j["tensors"][0]["size"] = 3000;
+  b = bind_inline(dir, j, small_cache());
+  std::vector<I> far = {0, 1, 36, 3, 15};
+  loc = layout::locate(b, far, layout::identity_tables(b));
+  CHECK(loc.placement == layout::Placement::OutOfBounds);
+  CHECK_THAT(loc.violation, Catch::Contains("outside the tensor's 3000 elements"));
+}
+
+TEST_CASE("error catalogue: coordinates out of range and index expressions that fail at a coordinate", "[layout][address][errors]") {
+  TempDir dir;
+  auto j = flash_nhd_declaration();
+  j["tensors"][0]["index"][4] = "dim / (token - 3) % 1 + dim";
+  auto b = bind_inline(dir, j, small_cache());
+  auto tables = layout::identity_tables(b);
+  std::vector<I> bad_token = {0, 0, 37, 0, 0};
+  CHECK_THROWS_WITH(layout::locate(b, bad_token, tables), Catch::Contains("token=37") && Catch::Contains("0 <= token < 37"));
+  std::vector<I> at_zero = {0, 0, 3, 0, 0};
+  try {
+    layout::locate(b, at_zero, tables);
+    FAIL("evaluated");
+  } catch (const spec::SpecError& e) {
+    CHECK(e.path == "/tensors/0/index/4");
+    CHECK_THAT(e.what(), Catch::Contains("division by zero"));
+  }
+}
+
+TEST_CASE("tables: identity, reversed and random are injective into their range and bad tables are rejected", "[layout][tables]") {
+  TempDir dir;
+  auto j = flash_nhd_declaration();
+  j["tables"]["block_table"]["range"] = spec::Json::array({5, "num_blocks * 4"});
+  auto b = bind_inline(dir, j, small_cache());
+  for (auto tables : {layout::identity_tables(b), layout::reversed_tables(b), layout::random_tables(b, 1),
+                      layout::random_tables(b, 2)}) {
+    const auto& e = tables.entries.at(0);
+    REQUIRE(e.size() == 3);
+    std::set<I> distinct(e.begin(), e.end());
+    CHECK(distinct.size() == 3);
+    for (I v : e) CHECK((v >= 5 && v < 12));
+  }
+  auto tables = layout::identity_tables(b);
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6}), Catch::Contains("found 2 entries"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 12}), Catch::Contains("entry 2 = 12"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 5}), Catch::Contains("the value 5 twice"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "blocks", {5, 6, 7}), Catch::Contains("one of: block_table"));
+}

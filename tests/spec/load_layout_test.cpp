@@ -1,0 +1,213 @@
+// The declaration loader: what it accepts, and the error catalogue (file, JSON path, found, expected).
+#include <catch2/catch.hpp>
+
+#include "spec/error.hpp"
+#include "spec/json_node.hpp"
+#include "spec/layout.hpp"
+#include "support/temp_dir.hpp"
+
+using kvlayout::spec::Json;
+using kvlayout::spec::SpecError;
+using kvlayout::test::TempDir;
+
+namespace {
+
+// A small valid declaration (FlashAttention NHD) that each case edits into one specific mistake.
+Json valid_layout() {
+  return Json::parse(R"J({
+    "name": "case",
+    "engine": "test engine",
+    "cite": {"repo": "o/r", "path": "p.py", "symbol": "f", "commit": "abc"},
+    "content": "kv-heads",
+    "dtype": "bf16",
+    "params": {"block_size": 16, "num_blocks": "ceil_div(num_tokens, block_size)"},
+    "requires": ["block_size % 16 == 0"],
+    "tables": {"block_table": {"length": "num_blocks", "range": "num_blocks"}},
+    "tensors": [{
+      "name": "kv_cache", "per": "layer",
+      "shape": [2, "num_blocks", "block_size", "num_kv_heads", "head_size"],
+      "index": ["kv", "block_table[token / block_size]", "token % block_size", "head", "dim"]
+    }]
+  })J");
+}
+
+std::shared_ptr<const kvlayout::spec::Layout> load(const TempDir& dir, const Json& j) {
+  return kvlayout::spec::load_layout(dir.write("case.json", j.dump(2)));
+}
+
+// Loads `j` and requires a SpecError at `path` whose message contains `part`.
+void expect_error(const Json& j, const std::string& path, const std::string& part) {
+  TempDir dir;
+  try {
+    load(dir, j);
+    FAIL("loaded without error; expected an error at " << path);
+  } catch (const SpecError& e) {
+    INFO(e.what());
+    CHECK(e.path == path);
+    CHECK_THAT(e.what(), Catch::Contains(part));
+    CHECK_THAT(e.file, Catch::EndsWith("case.json"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a valid declaration loads with its parts", "[spec][load]") {
+  TempDir dir;
+  auto l = load(dir, valid_layout());
+  CHECK(l->name == "case");
+  CHECK(l->content.name == "kv-heads");
+  CHECK(l->content.coords.size() == 5);
+  CHECK(l->params.size() == 2);
+  CHECK(l->tables.size() == 1);
+  CHECK(l->tensors.at(0).views.size() == 1);
+  CHECK(l->tensors.at(0).per == "layer");
+  CHECK(kvlayout::spec::format_citation(*l->cite) == "o/r@abc:p.py::f");
+}
+
+TEST_CASE("views, offsets, stride orders, strides, table ranges and custom contents load", "[spec][load]") {
+  TempDir dir;
+  Json j = valid_layout();
+  j["tables"]["block_table"]["range"] = Json::array({1, "num_blocks + 1"});
+  j["tensors"][0] = Json::parse(R"J({
+    "name": "kv_cache", "per": "layer", "shape": [2, "num_blocks * block_size * num_kv_heads * head_size"],
+    "views": [
+      {"name": "k", "holds": "kv == 0", "shape": ["num_blocks", "block_size", "num_kv_heads", "head_size"],
+       "index": ["block_table[token / block_size] - 1", "token % block_size", "head", "dim"], "stride_order": [0, 2, 1, 3]},
+      {"name": "v", "holds": "kv == 1", "offset": "num_blocks * block_size * num_kv_heads * head_size",
+       "shape": ["num_blocks", "block_size", "num_kv_heads", "head_size"],
+       "index": ["block_table[token / block_size] - 1", "token % block_size", "head", "dim"],
+       "strides": ["block_size * num_kv_heads * head_size", "num_kv_heads * head_size", "head_size", 1]}
+    ]})J");
+  auto l = load(dir, j);
+  REQUIRE(l->tensors.at(0).views.size() == 2);
+  CHECK(l->tensors[0].views[0].stride_order == std::vector<int>{0, 2, 1, 3});
+  CHECK(l->tensors[0].views[1].strides.size() == 4);
+  CHECK(l->tables[0].first.text == "1");
+
+  Json custom = valid_layout();
+  custom["content"] = "per-token-scales";
+  custom["coords"] = Json::parse(R"J({"layer": "num_layers", "token": "num_tokens"})J");
+  custom["tensors"][0]["shape"] = Json::array({"num_blocks", "block_size"});
+  custom["tensors"][0]["index"] = Json::array({"block_table[token / block_size]", "token % block_size"});
+  auto c = load(dir, custom);
+  CHECK(c->content.name == "per-token-scales");
+  CHECK(c->content.coords.size() == 2);
+}
+
+TEST_CASE("error catalogue: malformed JSON names the line and column", "[spec][load][errors]") {
+  TempDir dir;
+  std::string file = dir.write("case.json", "{\n  \"name\": \"case\",\n  \"engine\": oops\n}\n");
+  try {
+    kvlayout::spec::load_layout(file);
+    FAIL("loaded");
+  } catch (const SpecError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("malformed JSON at line 3"));
+    CHECK_THAT(e.what(), Catch::Contains("expected a valid JSON document"));
+  }
+}
+
+TEST_CASE("error catalogue: missing and misspelt fields", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j.erase("tensors");
+  expect_error(j, "/", "no member \"tensors\"");
+  j = valid_layout();
+  j["tensors"][0].erase("index");
+  expect_error(j, "/tensors/0", "no member \"index\"");
+  j = valid_layout();
+  j["tensors"][0]["stride_ordr"] = Json::array({0, 1, 2, 3, 4});
+  expect_error(j, "/tensors/0/stride_ordr", "unknown member \"stride_ordr\"");
+  j = valid_layout();
+  j["dtype"] = "bfloat16";
+  expect_error(j, "/dtype", "expected bf16, fp16, fp32");
+  j = valid_layout();
+  j["tensors"][0]["shape"][0] = 2.5;
+  expect_error(j, "/tensors/0/shape/0", "the number 2.5");
+  j = valid_layout();
+  j["name"] = "other";
+  expect_error(j, "/name", "the file's stem \"case\"");
+}
+
+TEST_CASE("error catalogue: unknown dimension or parameter", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["tensors"][0]["index"][2] = "tokn % block_size";
+  expect_error(j, "/tensors/0/index/2", "unknown name `tokn`");
+  j = valid_layout();
+  j["tensors"][0]["shape"][2] = "blok_size";
+  expect_error(j, "/tensors/0/shape/2", "unknown name `blok_size`");
+  j = valid_layout();
+  j["tensors"][0]["shape"][2] = "token";  // a coordinate where only sizes are visible
+  expect_error(j, "/tensors/0/shape/2", "unknown name `token`");
+  j = valid_layout();
+  j["tensors"][0]["index"][1] = "page_table[token / block_size]";
+  expect_error(j, "/tensors/0/index/1", "a declared table (block_table)");
+  j = valid_layout();
+  j["tensors"][0]["per"] = "layers";
+  expect_error(j, "/tensors/0/per", "a coordinate of kv-heads");
+  j = valid_layout();
+  j["params"]["num_tokens"] = 5;
+  expect_error(j, "/params/num_tokens", "not a coordinate or cache-shape parameter");
+}
+
+TEST_CASE("error catalogue: index count differs from the shape's rank", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["tensors"][0]["index"].erase(4);
+  expect_error(j, "/tensors/0/index", "found 4 index expressions; expected 5, one per axis");
+  j = valid_layout();
+  j["tensors"][0]["stride_order"] = Json::array({0, 1, 3, 2});
+  expect_error(j, "/tensors/0/stride_order", "expected 5, a permutation");
+  j = valid_layout();
+  j["tensors"][0]["stride_order"] = Json::array({0, 1, 3, 3, 4});
+  expect_error(j, "/tensors/0/stride_order/3", "exactly once");
+  j = valid_layout();
+  j["tensors"][0]["strides"] = Json::array({1, 1});
+  expect_error(j, "/tensors/0/strides", "found 2 strides; expected 5");
+}
+
+TEST_CASE("error catalogue: expressions that do not parse or are mistyped", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["tensors"][0]["index"][2] = "token %% block_size";
+  expect_error(j, "/tensors/0/index/2", "does not parse");
+  j = valid_layout();
+  j["requires"][0] = "block_size";
+  expect_error(j, "/requires/0", "which is an integer; expected a truth value here");
+  j = valid_layout();
+  j["tensors"][0]["index"][0] = "kv == 0";
+  expect_error(j, "/tensors/0/index/0", "which is a truth value; expected an integer here");
+}
+
+TEST_CASE("error catalogue: cyclic parameter definitions name the cycle", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["params"]["a"] = "b + 1";
+  j["params"]["b"] = "c * 2";
+  j["params"]["c"] = "a";
+  TempDir dir;
+  try {
+    load(dir, j);
+    FAIL("loaded");
+  } catch (const SpecError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("cyclic parameter definition"));
+    std::string m = e.what();
+    bool named = m.find("a -> b -> c -> a") != std::string::npos || m.find("b -> c -> a -> b") != std::string::npos ||
+                 m.find("c -> a -> b -> c") != std::string::npos;
+    CHECK(named);
+    CHECK_THAT(e.path, Catch::StartsWith("/params/"));
+  }
+  j = valid_layout();
+  j["params"]["block_size"] = "block_size * 2";
+  expect_error(j, "/params/block_size", "block_size -> block_size");
+}
+
+TEST_CASE("error catalogue: a missing citation is an error unless the layout is a control", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j.erase("cite");
+  expect_error(j, "/", "no \"cite\"");
+  j["control"] = true;
+  TempDir dir;
+  CHECK_FALSE(load(dir, j)->cite.has_value());
+  j = valid_layout();
+  j["cite"].erase("commit");
+  expect_error(j, "/cite", "neither \"commit\" nor \"version\"");
+  j = valid_layout();
+  j["cite"].erase("symbol");
+  expect_error(j, "/cite", "no member \"symbol\"");
+}
