@@ -45,7 +45,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                           if (entry < 0 || entry >= t.length)
                             throw TableMiss{t.name + "[" + std::to_string(entry) + "] is outside the table's " +
                                             std::to_string(t.length) + " entries"};
-                          return tables.entries[static_cast<std::size_t>(table)][static_cast<std::size_t>(entry)];
+                          return tables.entry(static_cast<std::size_t>(table), entry);
                         }};
   const std::string& file = bound.layout->file;
   for (std::size_t ti = 0; ti < bound.tensors.size(); ++ti) {

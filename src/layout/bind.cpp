@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 
 #include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
@@ -144,6 +145,11 @@ class Binder {
                           std::to_string(b.first) + ", " + std::to_string(b.end) + ") on cache shape " +
                           out_.cache.name,
                       "a range with at least as many values as entries (tables are injective)");
+    // Every engine keeps block tables as int32, and so does the kernel ABI.
+    if (b.end > std::numeric_limits<std::int32_t>::max())
+      throw SpecError(file(), t.path,
+                      "a table whose range ends at " + std::to_string(b.end) + " on cache shape " + out_.cache.name,
+                      "entries that fit in int32 (block tables are int32 in every engine and in emitted kernels)");
     out_.tables.push_back(b);
   }
 

@@ -11,17 +11,17 @@ namespace kvlayout::layout {
 
 BlockTables identity_tables(const BoundLayout& bound) {
   BlockTables t;
-  for (const auto& table : bound.tables) {
-    std::vector<std::int64_t> e(static_cast<std::size_t>(table.length));
-    for (std::int64_t i = 0; i < table.length; ++i) e[static_cast<std::size_t>(i)] = table.first + i;
-    t.entries.push_back(std::move(e));
-  }
+  for (const auto& table : bound.tables) t.tables.push_back({table.first, true, {}});
   return t;
 }
 
 BlockTables reversed_tables(const BoundLayout& bound) {
-  BlockTables t = identity_tables(bound);
-  for (auto& e : t.entries) std::reverse(e.begin(), e.end());
+  BlockTables t;
+  for (const auto& table : bound.tables) {
+    std::vector<std::int64_t> e(static_cast<std::size_t>(table.length));
+    for (std::int64_t i = 0; i < table.length; ++i) e[static_cast<std::size_t>(i)] = table.first + table.length - 1 - i;
+    t.tables.push_back({table.first, false, std::move(e)});
+  }
   return t;
 }
 
@@ -40,7 +40,7 @@ BlockTables random_tables(const BoundLayout& bound, std::uint64_t seed) {
       e.push_back(table.first + pick);
     }
     std::shuffle(e.begin(), e.end(), rng);
-    t.entries.push_back(std::move(e));
+    t.tables.push_back({table.first, false, std::move(e)});
   }
   return t;
 }
@@ -65,7 +65,7 @@ void set_table(const BoundLayout& bound, BlockTables& tables, const std::string&
         throw spec::SpecError("", where, "the value " + std::to_string(v) + " twice",
                               "distinct entries (a block table is injective)");
     }
-    tables.entries[i] = entries;
+    tables.tables[i] = {t.first, false, entries};
     return;
   }
   std::string names;

@@ -9,7 +9,18 @@
 namespace kvlayout::layout {
 
 struct BlockTables {
-  std::vector<std::vector<std::int64_t>> entries;  // one list per table, in declaration order
+  // One per declared table, in declaration order. An identity table stores no entries (entry i is
+  // first + i), so a default table costs nothing however long the cache is.
+  struct Table {
+    std::int64_t first = 0;
+    bool identity = true;
+    std::vector<std::int64_t> entries;  // when not identity
+    std::int64_t at(std::int64_t i) const { return identity ? first + i : entries[static_cast<std::size_t>(i)]; }
+  };
+  std::vector<Table> tables;
+
+  // @pre 0 <= i < the table's length
+  std::int64_t entry(std::size_t table, std::int64_t i) const { return tables[table].at(i); }
 };
 
 // entry i = first + i.

@@ -120,6 +120,10 @@ TEST_CASE("error catalogue: division by zero, overflow, zero or negative extents
   j["tables"]["block_table"]["range"] = "num_blocks - 1";
   expect_bind_error(j, "/tables/block_table", "a table of 3 entries into the range [0, 2)");
 
+  TempDir dir;
+  CHECK_THROWS_WITH(bind_inline(dir, flash_nhd_declaration(), small_cache(), {{"num_tokens", 1LL << 40}}),
+                    Catch::Contains("/tables/block_table") && Catch::Contains("fit in int32"));
+
   j = flash_nhd_declaration();
   j["tensors"][0]["strides"] = spec::Json::array({1, 1, 1, -1, 1});
   expect_bind_error(j, "/tensors/0/strides/3", "a stride >= 0");

@@ -84,7 +84,7 @@ void check_engine(const std::string& name, const std::string& cache_name, const 
                                                  layout::reversed_tables(bound)};
   for (std::size_t which = 0; which < table_sets.size(); ++which) {
     const layout::BlockTables& tables = table_sets[which];
-    Table table = [&](I i) { return tables.entries.at(0).at(static_cast<std::size_t>(i)); };
+    Table table = [&](I i) { return tables.entry(0, i); };
     for (const Pos& p : sample_positions(s, mla)) {
       std::vector<I> coord = mla ? std::vector<I>{p.l, p.t, p.c} : std::vector<I>{p.l, p.kv, p.t, p.h, p.d};
       Expected want = formula(s, p, table);
