@@ -8,5 +8,6 @@ namespace kvlayout::cli {
 
 int run_list(const std::vector<std::string>& args);
 int run_addr(const std::vector<std::string>& args);
+int run_prove(const std::vector<std::string>& args);
 
 }  // namespace kvlayout::cli

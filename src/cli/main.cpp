@@ -17,6 +17,7 @@ Declared KV-cache layouts of serving engines, and exact translations between the
 commands:
   list     list the declared layouts with their engine-source citations
   addr     the address (tensor, instance, element, byte) of one logical coordinate
+  prove    prove or refute that moving a cache from one layout to another is exact
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   try {
     if (command == "list") return run_list(rest);
     if (command == "addr") return run_addr(rest);
-    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr (see kvlayout --help)\n";
+    if (command == "prove") return run_prove(rest);
+    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove (see kvlayout --help)\n";
     return kBadInput;
   } catch (const kvlayout::spec::SpecError& e) {
     std::cerr << "kvlayout " << command << ": error: " << e.what() << "\n";

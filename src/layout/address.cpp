@@ -40,12 +40,15 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
       throw spec::SpecError("", "", bound.coord_names[i] + "=" + std::to_string(coord[i]),
                             "0 <= " + bound.coord_names[i] + " < " + std::to_string(bound.coord_extents[i]) +
                                 " on cache shape " + bound.cache.name);
+  std::vector<TableRead> reads;
   expr::Environment env{coord, [&](int table, std::int64_t entry) -> std::int64_t {
                           const BoundTable& t = bound.tables[static_cast<std::size_t>(table)];
                           if (entry < 0 || entry >= t.length)
                             throw TableMiss{t.name + "[" + std::to_string(entry) + "] is outside the table's " +
                                             std::to_string(t.length) + " entries"};
-                          return tables.entry(static_cast<std::size_t>(table), entry);
+                          std::int64_t value = tables.entry(static_cast<std::size_t>(table), entry);
+                          reads.push_back({table, entry, value});
+                          return value;
                         }};
   const std::string& file = bound.layout->file;
   for (std::size_t ti = 0; ti < bound.tensors.size(); ++ti) {
@@ -73,6 +76,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
         } catch (const TableMiss& miss) {
           loc.placement = Placement::OutOfBounds;
           loc.violation = "axis " + std::to_string(k) + " `" + view.index_texts[k] + "`: " + miss.what;
+          loc.reads = reads;
           return loc;
         } catch (const expr::ArithmeticError& a) {
           throw spec::SpecError(file, view.index_paths[k],
@@ -88,6 +92,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
         }
       }
       loc.address.offset = offset;
+      loc.reads = reads;
       if (loc.placement == Placement::Held && (offset < 0 || offset >= tensor.size)) {
         loc.placement = Placement::OutOfBounds;
         loc.violation = "element offset " + std::to_string(offset) + " is outside the tensor's " +

@@ -20,10 +20,17 @@ struct Address {
 
 enum class Placement { Held, NotHeld, OutOfBounds };
 
+struct TableRead {
+  int table = 0;
+  std::int64_t entry = 0;
+  std::int64_t value = 0;
+};
+
 struct Location {
   Placement placement = Placement::NotHeld;
   Address address;                    // meaningful when Held (and as far as computed when OutOfBounds)
   std::string violation;              // when OutOfBounds: which index or table entry left its range
+  std::vector<TableRead> reads;       // the table entries the address used
 };
 
 // @pre bound.fits(); coord has one value per coordinate within its extent (else SpecError).

@@ -1,0 +1,90 @@
+#include "prove/model.hpp"
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace kvlayout::prove {
+
+std::int64_t model_int(const z3::model& m, const z3::expr& e) {
+  z3::expr v = m.eval(e, true);
+  std::int64_t out = 0;
+  if (!v.is_numeral_i64(out)) throw std::logic_error("model value is not a 64-bit integer: " + v.to_string());
+  return out;
+}
+
+std::vector<std::int64_t> model_coords(const z3::model& m, const SymbolicPosition& p) {
+  std::vector<std::int64_t> out;
+  for (const auto& c : p.coords) out.push_back(model_int(m, c));
+  return out;
+}
+
+layout::BlockTables tables_from_model(const Encoder& encoder, const z3::model& m) {
+  const auto& bound = encoder.bound();
+  std::vector<std::map<std::int64_t, std::int64_t>> fixed(bound.tables.size());
+  for (const auto& l : encoder.lookups()) {
+    const auto& t = bound.tables[static_cast<std::size_t>(l.table)];
+    std::int64_t entry = model_int(m, l.entry);
+    if (entry < 0 || entry >= t.length) continue;  // an out-of-table read: any table shows it
+    std::int64_t value = model_int(m, l.value);
+    auto [it, inserted] = fixed[static_cast<std::size_t>(l.table)].emplace(entry, value);
+    if (!inserted && it->second != value) throw std::logic_error("model reads two values from one table entry");
+  }
+  layout::BlockTables tables;
+  for (std::size_t i = 0; i < bound.tables.size(); ++i) {
+    const auto& t = bound.tables[i];
+    std::set<std::int64_t> used;
+    for (const auto& [entry, value] : fixed[i]) {
+      if (value < t.first || value >= t.end || !used.insert(value).second)
+        throw std::logic_error("model table " + t.name + " is not injective into its range");
+    }
+    std::vector<std::int64_t> entries(static_cast<std::size_t>(t.length));
+    std::int64_t next = t.first;
+    for (std::int64_t e = 0; e < t.length; ++e) {
+      auto f = fixed[i].find(e);
+      if (f != fixed[i].end()) {
+        entries[static_cast<std::size_t>(e)] = f->second;
+        continue;
+      }
+      while (used.count(next)) ++next;
+      entries[static_cast<std::size_t>(e)] = next;
+      used.insert(next);
+    }
+    tables.tables.push_back({t.first, false, std::move(entries)});
+  }
+  return tables;
+}
+
+z3::model minimise(Query& s, const std::vector<z3::expr>& vars) {
+  // Bounded effort: a counterexample is shown either way; minimising only makes it easier to read.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  z3::model best = s.model();
+  for (const auto& var : vars) {
+    std::int64_t hi = model_int(best, var);
+    std::int64_t lo = 0;
+    if (hi <= lo) {
+      s.add(var == s.ctx().int_val(static_cast<int64_t>(hi)));
+      continue;
+    }
+    // Smallest value first: most counterexamples have a 0 here.
+    while (lo < hi && std::chrono::steady_clock::now() < deadline) {
+      std::int64_t mid = lo + (hi - lo) / 2;
+      s.push();
+      s.add(var <= s.ctx().int_val(static_cast<int64_t>(mid)));
+      Answer a = s.check();
+      if (a == Answer::Sat) {
+        best = s.model();
+        hi = model_int(best, var);
+      } else if (a == Answer::Unsat) {
+        lo = mid + 1;
+      }
+      s.pop();
+      if (a == Answer::Unknown) break;
+    }
+    s.add(var == s.ctx().int_val(static_cast<int64_t>(model_int(best, var))));
+  }
+  return best;
+}
+
+}  // namespace kvlayout::prove

@@ -1,0 +1,23 @@
+#include "prove/obligation.hpp"
+
+namespace kvlayout::prove {
+
+std::string status_name(Status s) {
+  switch (s) {
+    case Status::Proved: return "proved";
+    case Status::Refuted: return "refuted";
+    case Status::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+std::string side_name(Side s) {
+  switch (s) {
+    case Side::Source: return "source";
+    case Side::Target: return "target";
+    case Side::Pair: return "pair";
+  }
+  return "?";
+}
+
+}  // namespace kvlayout::prove

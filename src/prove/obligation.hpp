@@ -1,0 +1,36 @@
+#pragma once
+// One named question about a translation, with its outcome. The obligations, in order:
+// fits -> in-bounds (S, T) -> injective (S, T) -> covers -> carries -> values -> padding.
+#include <optional>
+#include <string>
+
+#include "prove/counterexample.hpp"
+#include "prove/reason.hpp"
+
+namespace kvlayout::prove {
+
+enum class Status { Proved, Refuted, Unknown };
+enum class Side { Source, Target, Pair };
+
+std::string status_name(Status s);  // "proved", "refuted", "unknown"
+std::string side_name(Side s);      // "source", "target", "pair"
+
+struct ObligationResult {
+  std::string name;
+  Side side = Side::Pair;
+  Status status = Status::Proved;
+  double ms = 0;
+  std::string method;  // how it was decided: "z3", "interval analysis", "exhaustive", ...
+  std::string detail;  // one line: what was proven or found
+  Reason reason = Reason::Exact;  // when refuted or unknown
+  std::optional<Counterexample> counterexample;
+};
+
+// An obligation that could not run because an earlier one failed (e.g. padding after a collision).
+struct SkippedObligation {
+  std::string name;
+  Side side = Side::Pair;
+  std::string because;
+};
+
+}  // namespace kvlayout::prove

@@ -1,0 +1,23 @@
+#pragma once
+// How a proof runs: solver limits, where to write queries, and test-only switches.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace kvlayout::prove {
+
+struct ProveOptions {
+  // Per solver query. Enforced by Z3's deterministic resource limit (rlimit, scaled from milliseconds)
+  // and a wall-clock watchdog that interrupts the solver; a limit reached is UNKNOWN, never a grade.
+  std::int64_t limit_ms = 5000;
+  // Z3's own memory bound (MiB); exceeding it is UNKNOWN.
+  unsigned memory_mb = 512;
+  // Write every solver query as SMT-LIB2 here (with a header naming pair, obligation and answer).
+  std::optional<std::string> smt_dir;
+  // Test-only: obligations named here are not checked (reported as skipped). Used by the controls that
+  // show each obligation is what catches its known-bad pair; never set by the CLI's documented flags.
+  std::set<std::string> disabled;
+};
+
+}  // namespace kvlayout::prove
