@@ -49,7 +49,9 @@ ObligationResult check_subset(Session& session, const Pair& pair, bool covers) {
   };
 
   // Exact normaliser: domains that are combinations of single-coordinate bounds are compared cell by cell.
-  if (auto cs = cells(has.coord_extents, {held_predicate(has), held_predicate(lacks)})) {
+  auto cs = session.options().normalise ? cells(has.coord_extents, {held_predicate(has), held_predicate(lacks)})
+                                        : std::nullopt;
+  if (cs) {
     r.method = "domain cells";
     const Cell* first = nullptr;
     for (const auto& cell : *cs) {

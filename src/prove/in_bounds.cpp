@@ -35,6 +35,21 @@ struct Residual {
   bool empty() const { return axes.empty() && !lookups && !offset && divisors.empty(); }
 };
 
+// Everything the view could violate, for the solver to check (the normaliser switched off).
+Residual everything(const layout::BoundTensor& t, const layout::BoundView& v) {
+  Residual r;
+  for (std::size_t k = 0; k < v.index.size(); ++k) {
+    r.axes.push_back(k);
+    std::vector<expr::Expr> lookups, divisors;
+    collect(v.index[k], lookups, divisors);
+    r.lookups = r.lookups || !lookups.empty();
+    r.divisors.insert(r.divisors.end(), divisors.begin(), divisors.end());
+  }
+  r.offset = true;
+  (void)t;
+  return r;
+}
+
 Residual residual(const layout::BoundLayout& b, const layout::BoundTensor& t, const layout::BoundView& v) {
   Residual r;
   std::vector<Interval> bounds = coordinate_bounds(b, v.holds);
@@ -74,7 +89,7 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
     const auto& t = b.tensors[ti];
     for (std::size_t vi = 0; vi < t.views.size(); ++vi) {
       const auto& v = t.views[vi];
-      Residual res = residual(b, t, v);
+      Residual res = session.options().normalise ? residual(b, t, v) : everything(t, v);
       if (res.empty()) {
         ++by_intervals;
         continue;

@@ -52,6 +52,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
   r.side = side;
   const layout::BoundLayout& b = pair.side(side);
   const std::string prefix = side == Side::Source ? "S" : "T";
+  const bool normalise = session.options().normalise;
   int by_strides = 0, by_recovery = 0, by_index = 0, by_offset = 0;
   bool unknown = false;
 
@@ -108,7 +109,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
   for (std::size_t ti = 0; ti < b.tensors.size(); ++ti) {
     const auto& t = b.tensors[ti];
     for (std::size_t v = 0; v < t.views.size(); ++v) {
-      bool split = in_bounds && strides_injective(t.views[v]);
+      bool split = normalise && in_bounds && strides_injective(t.views[v]);
       if (split && unrecovered_coordinates(b, t, t.views[v]).empty()) {
         ++by_recovery;
         continue;
@@ -122,7 +123,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
     for (std::size_t v1 = 0; v1 < t.views.size(); ++v1) {
       for (std::size_t v2 = v1 + 1; v2 < t.views.size(); ++v2) {
         Span a = span(t.views[v1]), c = span(t.views[v2]);
-        if (in_bounds && (a.last < c.first || c.last < a.first)) {
+        if (normalise && in_bounds && (a.last < c.first || c.last < a.first)) {
           ++by_strides;
           continue;
         }

@@ -18,6 +18,9 @@ struct ProveOptions {
   // Test-only: obligations named here are not checked (reported as skipped). Used by the controls that
   // show each obligation is what catches its known-bad pair; never set by the CLI's documented flags.
   std::set<std::string> disabled;
+  // Test-only: false sends every question the exact normaliser would settle (intervals, index recovery,
+  // stride checks, domain cells) to the solver instead, so tests can check the two always agree.
+  bool normalise = true;
 };
 
 }  // namespace kvlayout::prove

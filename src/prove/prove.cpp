@@ -92,7 +92,8 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   const layout::BoundLayout& S = *proof.source_bound;
   const layout::BoundLayout& T = *proof.target_bound;
   Pair pair{S, T};
-  Session session(options, source->name + " -> " + target->name + " on " + cache.name);
+  Session session(options, source->name + " -> " + target->name + " on " + cache.name,
+                  source->name + "__" + target->name + "__" + cache.name);
   Runner run(proof, options);
 
   const ObligationResult* content = run.run("fits", Side::Pair, [&] { return check_content(*source, *target); });

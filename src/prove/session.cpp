@@ -41,8 +41,9 @@ const char* answer_name(Answer a) {
   return "?";
 }
 
-Session::Session(const ProveOptions& options, std::string pair_label)
-    : options_(options), pair_label_(std::move(pair_label)), ctx_(configure(config_, options)) {}
+Session::Session(const ProveOptions& options, std::string pair_label, std::string file_stem)
+    : options_(options), pair_label_(std::move(pair_label)), file_stem_(std::move(file_stem)),
+      ctx_(configure(config_, options)) {}
 
 Answer Session::run(z3::solver& s, std::int64_t limit_ms) {
   limit_ms = std::max<std::int64_t>(limit_ms, 1);
@@ -82,7 +83,7 @@ void Session::write_smt(const z3::solver& s, const std::string& name, Answer ans
   std::filesystem::create_directories(*options_.smt_dir);
   char number[16];
   std::snprintf(number, sizeof number, "%03d", queries_);
-  auto file = std::filesystem::path(*options_.smt_dir) / (sanitize(pair_label_) + "." + number + "." + sanitize(name) + ".smt2");
+  auto file = std::filesystem::path(*options_.smt_dir) / (sanitize(file_stem_) + "." + number + "." + sanitize(name) + ".smt2");
   std::ofstream out(file);
   out << "; kvlayout solver query\n"
       << "; pair: " << pair_label_ << "\n"

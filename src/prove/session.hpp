@@ -18,7 +18,8 @@ const char* answer_name(Answer a);  // "sat", "unsat", "unknown"
 
 class Session {
  public:
-  Session(const ProveOptions& options, std::string pair_label);
+  // `pair_label` names the pair in SMT-LIB2 headers, `file_stem` starts each written file's name.
+  Session(const ProveOptions& options, std::string pair_label, std::string file_stem);
 
   z3::context& ctx() { return ctx_; }
   const ProveOptions& options() const { return options_; }
@@ -34,6 +35,7 @@ class Session {
 
   ProveOptions options_;
   std::string pair_label_;
+  std::string file_stem_;
   z3::config config_;
   z3::context ctx_;
   std::string unknown_reason_;
