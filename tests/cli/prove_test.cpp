@@ -76,7 +76,7 @@ TEST_CASE("kvlayout prove prints the grade, the counterexample in named coordina
                         Catch::Contains("unblocked by: gather the other tensor-parallel ranks"));
 }
 
-TEST_CASE("--smt-dir writes every query with its expected answer, and the z3 command agrees", "[cli][prove][smt]") {
+TEST_CASE("smt-dir files carry each query with its expected answer, and the z3 command agrees", "[cli][prove][smt]") {
   kvlayout::test::TempDir dir;
   auto r = run_kvlayout("prove vllm-flash-nhd broken-collide --cache small --smt-dir '" + dir.path().string() + "'");
   REQUIRE(r.exit_code == 1);
