@@ -18,6 +18,7 @@ commands:
   list     list the declared layouts with their engine-source citations
   addr     the address (tensor, instance, element, byte) of one logical coordinate
   prove    prove or refute that moving a cache from one layout to another is exact
+  matrix   grade every ordered pair of declared layouts, cross-checked by enumeration (the main job)
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
     if (command == "list") return run_list(rest);
     if (command == "addr") return run_addr(rest);
     if (command == "prove") return run_prove(rest);
-    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove (see kvlayout --help)\n";
+    if (command == "matrix") return run_matrix(rest);
+    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix (see kvlayout --help)\n";
     return kBadInput;
   } catch (const kvlayout::spec::SpecError& e) {
     std::cerr << "kvlayout " << command << ": error: " << e.what() << "\n";

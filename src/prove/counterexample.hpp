@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "layout/address.hpp"
+#include "layout/block_tables.hpp"
 #include "spec/dtype.hpp"
 
 namespace kvlayout::prove {
@@ -20,6 +21,9 @@ struct PositionWitness {
   std::map<std::string, std::map<std::int64_t, std::int64_t>> tables;
   std::optional<layout::Location> source;  // nullopt: that side could not be bound
   std::optional<layout::Location> target;
+  // The concrete tables the obligation's own side was evaluated with (to rebuild this witness for another
+  // pair without asking the solver again).
+  std::optional<layout::BlockTables> side_tables;
 };
 
 struct ValueWitness {

@@ -6,8 +6,13 @@ namespace kvlayout::prove {
 
 using expr::Op;
 
-Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix)
+Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables)
     : ctx_(ctx), bound_(bound), prefix_(std::move(prefix)) {
+  if (share_tables) {
+    tables_ = share_tables->tables_;
+    inverses_ = share_tables->inverses_;
+    return;
+  }
   for (const auto& t : bound.tables) {
     tables_.push_back(ctx_.function((prefix_ + "." + t.name).c_str(), ctx_.int_sort(), ctx_.int_sort()));
     inverses_.push_back(ctx_.function((prefix_ + "." + t.name + ".inverse").c_str(), ctx_.int_sort(), ctx_.int_sort()));

@@ -25,8 +25,10 @@ struct SymbolicPosition {
 
 class Encoder {
  public:
-  // `prefix` keeps the two sides apart in constant and function names ("S", "T").
-  Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix);
+  // `prefix` keeps the two sides apart in constant and function names ("S", "T"). With `share_tables`,
+  // table i reads the same uninterpreted function as `share_tables`'s table i (for comparing two layouts
+  // under one block table).
+  Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables = nullptr);
 
   const layout::BoundLayout& bound() const { return bound_; }
   z3::context& ctx() { return ctx_; }

@@ -120,7 +120,9 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
         continue;
       }
       if (a == Answer::Unsat) continue;
-      z3::model m = minimise(s, x.coords);
+      std::vector<z3::expr> vars = x.coords;
+      for (const auto& l : enc.lookups()) vars.push_back(l.value);
+      z3::model m = minimise(s, vars);
       std::vector<std::int64_t> coord = model_coords(m, x);
       layout::BlockTables tables = tables_from_model(enc, m);
       PositionWitness w = make_witness(pair, side, coord, tables);

@@ -80,6 +80,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
     if (a != Answer::Sat) return false;
     std::vector<z3::expr> vars = x.coords;
     vars.insert(vars.end(), y.coords.begin(), y.coords.end());
+    for (const auto& l : enc.lookups()) vars.push_back(l.value);  // small table entries read best
     z3::model m = minimise(s, vars);
     layout::BlockTables tables = tables_from_model(enc, m);
     std::vector<std::int64_t> cx = model_coords(m, x), cy = model_coords(m, y);

@@ -21,9 +21,13 @@ std::vector<std::int64_t> model_coords(const z3::model& m, const SymbolicPositio
 }
 
 layout::BlockTables tables_from_model(const Encoder& encoder, const z3::model& m) {
-  const auto& bound = encoder.bound();
+  return tables_from_model(encoder.bound(), encoder.lookups(), m);
+}
+
+layout::BlockTables tables_from_model(const layout::BoundLayout& bound, const std::vector<Encoder::LookupTerm>& lookups,
+                                      const z3::model& m) {
   std::vector<std::map<std::int64_t, std::int64_t>> fixed(bound.tables.size());
-  for (const auto& l : encoder.lookups()) {
+  for (const auto& l : lookups) {
     const auto& t = bound.tables[static_cast<std::size_t>(l.table)];
     std::int64_t entry = model_int(m, l.entry);
     if (entry < 0 || entry >= t.length) continue;  // an out-of-table read: any table shows it
@@ -58,21 +62,31 @@ layout::BlockTables tables_from_model(const Encoder& encoder, const z3::model& m
 
 z3::model minimise(Query& s, const std::vector<z3::expr>& vars) {
   // Bounded effort: a counterexample is shown either way; minimising only makes it easier to read.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  // Each step gets a small limit; a step the solver cannot answer quickly ends the search for that value.
+  constexpr std::int64_t kStepMs = 50;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
   z3::model best = s.model();
+  auto pin = [&](const z3::expr& var, std::int64_t v) { s.add(var == s.ctx().int_val(static_cast<int64_t>(v))); };
   for (const auto& var : vars) {
     std::int64_t hi = model_int(best, var);
-    std::int64_t lo = 0;
-    if (hi <= lo) {
-      s.add(var == s.ctx().int_val(static_cast<int64_t>(hi)));
+    if (hi <= 0 || std::chrono::steady_clock::now() >= deadline) {
+      pin(var, hi);
       continue;
     }
-    // Smallest value first: most counterexamples have a 0 here.
+    // Most counterexamples have a 0 here: one step settles it, and pinning simplifies later steps.
+    s.push();
+    pin(var, 0);
+    if (s.check(kStepMs) == Answer::Sat) {
+      best = s.model();
+      continue;  // keep the pin (this scope is never popped)
+    }
+    s.pop();
+    std::int64_t lo = 1;
     while (lo < hi && std::chrono::steady_clock::now() < deadline) {
       std::int64_t mid = lo + (hi - lo) / 2;
       s.push();
       s.add(var <= s.ctx().int_val(static_cast<int64_t>(mid)));
-      Answer a = s.check();
+      Answer a = s.check(kStepMs);
       if (a == Answer::Sat) {
         best = s.model();
         hi = model_int(best, var);
@@ -82,7 +96,7 @@ z3::model minimise(Query& s, const std::vector<z3::expr>& vars) {
       s.pop();
       if (a == Answer::Unknown) break;
     }
-    s.add(var == s.ctx().int_val(static_cast<int64_t>(model_int(best, var))));
+    pin(var, model_int(best, var));
   }
   return best;
 }

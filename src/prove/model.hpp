@@ -19,6 +19,9 @@ std::vector<std::int64_t> model_coords(const z3::model& m, const SymbolicPositio
 // @post every lookup whose entry the model puts inside its table reads the model's value; the tables are
 // injective and within range. Throws std::logic_error if the model contradicts the table axioms.
 layout::BlockTables tables_from_model(const Encoder& encoder, const z3::model& m);
+// The same for lookups gathered from several encoders that share one set of table functions.
+layout::BlockTables tables_from_model(const layout::BoundLayout& bound, const std::vector<Encoder::LookupTerm>& lookups,
+                                      const z3::model& m);
 
 // Drives `vars` (in order) to their smallest values still satisfying `s`, by bounded queries; stops
 // early at a step the solver cannot answer. @pre s is satisfiable. Returns the final model.

@@ -1,11 +1,14 @@
 #pragma once
 // How a proof runs: solver limits, where to write queries, and test-only switches.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
 namespace kvlayout::prove {
+
+class SideCache;
 
 struct ProveOptions {
   // Per solver query. Enforced by Z3's deterministic resource limit (rlimit, scaled from milliseconds)
@@ -21,6 +24,8 @@ struct ProveOptions {
   // Test-only: false sends every question the exact normaliser would settle (intervals, index recovery,
   // stride checks, domain cells) to the solver instead, so tests can check the two always agree.
   bool normalise = true;
+  // Shared across the proofs of a campaign: per-side results computed once per layout and cache shape.
+  std::shared_ptr<SideCache> side_cache;
 };
 
 }  // namespace kvlayout::prove

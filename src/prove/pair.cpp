@@ -51,6 +51,7 @@ PositionWitness make_witness(const Pair& pair, Side side, const std::vector<std:
                              const layout::BlockTables& tables) {
   PositionWitness w;
   w.coord = coord;
+  w.side_tables = tables;
   layout::Location here = locate_or_violation(pair.side(side), coord, tables);
   record_reads(w, pair, side, here);
   std::optional<layout::Location> there;

@@ -6,6 +6,7 @@
 #include "prove/internal_error.hpp"
 #include "prove/obligations.hpp"
 #include "prove/proof.hpp"
+#include "prove/side_cache.hpp"
 
 namespace kvlayout::prove {
 
@@ -76,6 +77,36 @@ class Runner {
 
 bool proved(const ObligationResult* r) { return r && r->status == Status::Proved; }
 
+// A per-side obligation through the campaign's cache: computed once per (obligation, layout, shape),
+// its counterexamples rebuilt for this pair and side.
+template <class Check>
+ObligationResult side_fact(const ProveOptions& options, const std::string& key, const Pair& pair, Side side, Check check) {
+  if (!options.side_cache) return check();
+  if (auto fact = options.side_cache->find(key)) {
+    ObligationResult r = fact->result;
+    r.side = side;
+    if (r.counterexample) {
+      r.counterexample->positions.clear();
+      for (const auto& [coord, tables] : fact->witnesses) r.counterexample->positions.push_back(make_witness(pair, side, coord, tables));
+    }
+    return r;
+  }
+  ObligationResult r = check();
+  SideFact fact{r, {}};
+  if (r.counterexample)
+    for (const auto& w : r.counterexample->positions)
+      if (w.side_tables) fact.witnesses.emplace_back(w.coord, *w.side_tables);
+  options.side_cache->store(key, std::move(fact));
+  return r;
+}
+
+std::string fact_key(const std::string& obligation, const layout::BoundLayout& b, const layout::Overrides& overrides,
+                     const ProveOptions& options) {
+  std::string key = obligation + "|" + b.layout->file + "|" + b.layout->name + "|" + b.cache.name;
+  for (const auto& [k, v] : overrides) key += "|" + k + "=" + std::to_string(v);
+  return key + (options.normalise ? "" : "|solver-only") + "|" + std::to_string(options.limit_ms);
+}
+
 }  // namespace
 
 Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const spec::Layout> target,
@@ -104,7 +135,11 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   for (Side side : {Side::Source, Side::Target}) {
     const auto& b = pair.side(side);
     if (!b.fits()) run.skip("in-bounds", side, "fits(" + side_name(side) + ") refuted");
-    else in_bounds[side == Side::Target] = run.run("in-bounds", side, [&] { return check_in_bounds(session, pair, side); });
+    else
+      in_bounds[side == Side::Target] = run.run("in-bounds", side, [&] {
+        return side_fact(options, fact_key("in-bounds", b, overrides, options), pair, side,
+                         [&] { return check_in_bounds(session, pair, side); });
+      });
   }
   const ObligationResult* injective[2] = {nullptr, nullptr};
   for (Side side : {Side::Source, Side::Target}) {
@@ -114,7 +149,10 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
       continue;
     }
     bool split = proved(in_bounds[side == Side::Target]);
-    injective[side == Side::Target] = run.run("injective", side, [&] { return check_injective(session, pair, side, split); });
+    injective[side == Side::Target] = run.run("injective", side, [&] {
+      return side_fact(options, fact_key(split ? "injective+in-bounds" : "injective", b, overrides, options), pair, side,
+                       [&] { return check_injective(session, pair, side, split); });
+    });
   }
   const bool comparable = S.fits() && T.fits() && (!content || content->status == Status::Proved);
   if (comparable) {
@@ -128,7 +166,10 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   }
   run.run("values", Side::Pair, [&] { return check_values(session, pair, *source, *target); });
   if (S.fits() && proved(in_bounds[0]) && proved(injective[0]))
-    run.run("padding", Side::Source, [&] { return check_padding(session, pair); });
+    run.run("padding", Side::Source, [&] {
+      return side_fact(options, fact_key("padding", S, overrides, options), pair, Side::Source,
+                       [&] { return check_padding(session, pair); });
+    });
   else
     run.skip("padding", Side::Source, "in-bounds(source) and injective(source) are not both proven");
 

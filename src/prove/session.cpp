@@ -100,10 +100,12 @@ void Query::add(const z3::expr& e) {
   if (full_) full_->add(e);
 }
 
-Answer Query::check() {
-  if (winner_) return session_.run(*winner_, session_.options().limit_ms);
+Answer Query::check() { return check(session_.options().limit_ms); }
+
+Answer Query::check(std::int64_t limit) {
+  limit = std::min(limit, session_.options().limit_ms);
+  if (winner_) return session_.run(*winner_, limit);
   if (record_) ++session_.queries_;
-  const std::int64_t limit = session_.options().limit_ms;
   Answer a = session_.run(fast_, std::min(limit, kFastShareMs));
   if (a != Answer::Unknown) {
     winner_ = &fast_;

@@ -50,6 +50,8 @@ class Query {
 
   void add(const z3::expr& e);
   Answer check();
+  // A check under a smaller limit than the session's (for helper steps such as minimisation).
+  Answer check(std::int64_t limit_ms);
   // After Sat: the model of the solver that answered.
   z3::model model();
   // Scoped assertions on the solver that answered the first check (for minimisation).

@@ -1,0 +1,71 @@
+#pragma once
+// The campaign: every ordered pair of declared layouts (self pairs included) graded on a production cache
+// shape, and cross-checked by enumeration on the small one against a proof on that same small shape.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "enumerate/cross_check.hpp"
+#include "prove/options.hpp"
+#include "prove/reason.hpp"
+#include "spec/cache_shape.hpp"
+#include "spec/catalog.hpp"
+#include "spec/json_node.hpp"
+#include "spec/layout.hpp"
+
+namespace kvlayout::certificate {
+
+struct MatrixOptions {
+  std::optional<std::string> cache;           // proofs on this shape for every row
+  std::string kv_cache = "llama-3.1-70b";     // otherwise: per-head layouts here,
+  std::string mla_cache = "deepseek-v3";      // MLA layouts and mixed pairs here
+  std::string cross_check_cache = "small";
+  int jobs = 1;
+  prove::ProveOptions prove;
+  std::function<void(std::size_t done, std::size_t total)> progress;
+  // Test-only: replaces the prover's grade on the cross-check shape for a pair, to plant a disagreement.
+  std::function<std::optional<prove::Grade>(const std::string& source, const std::string& target)> small_grade_override;
+};
+
+struct Row {
+  std::string source, target, cache;
+  prove::Grade grade = prove::Grade::Unknown;
+  prove::Reason reason = prove::Reason::SolverLimit;
+  std::string unblocked_by;
+  double prove_ms = 0;
+  spec::Json counterexample;  // the deciding obligation's, or null when exact
+  prove::Grade small_grade = prove::Grade::Unknown;  // the prover on the cross-check shape
+  prove::Reason small_reason = prove::Reason::SolverLimit;
+  enumerate::CrossCheck cross;
+  std::string error;  // an internal error while deciding this row (never a grade)
+
+  bool agree() const { return error.empty() && cross.grade == small_grade && cross.reason == small_reason; }
+};
+
+struct Matrix {
+  std::vector<std::shared_ptr<const spec::Layout>> layouts;  // engines by name, then controls by name
+  std::map<std::string, spec::CacheShape> caches;            // every shape used, by name
+  std::string cross_check_cache;
+  std::vector<Row> rows;                                     // source-major in layout order
+  std::vector<std::vector<std::string>> classes;             // layouts with one address function
+  double ms = 0;
+
+  const Row& at(std::size_t source, std::size_t target) const { return rows[source * layouts.size() + target]; }
+  std::size_t disagreements() const;
+  std::size_t unknowns() const;
+  std::size_t errors() const;
+};
+
+// The proof shape for a pair under `options` (per content unless --cache).
+std::string proof_cache(const spec::Layout& source, const spec::Layout& target, const MatrixOptions& options);
+
+// Throws SpecError for bad input (a malformed spec, an unknown cache shape).
+Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options);
+
+// Sorted: engines by name, then controls by name.
+std::vector<std::shared_ptr<const spec::Layout>> load_layouts(const spec::Catalog& catalog);
+
+}  // namespace kvlayout::certificate

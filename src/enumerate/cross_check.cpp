@@ -1,0 +1,230 @@
+#include "enumerate/cross_check.hpp"
+
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "enumerate/patterns.hpp"
+#include "enumerate/storage.hpp"
+#include "layout/address.hpp"
+#include "layout/convert.hpp"
+#include "prove/proof.hpp"
+
+namespace kvlayout::enumerate {
+
+using prove::ObligationResult;
+using prove::Reason;
+using prove::Side;
+using prove::Status;
+using spec::DType;
+
+namespace {
+
+bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Every value of the source type (a spread of 2^16 for fp32) through S -> T -> S; NaN payloads aside.
+bool sweep_exact(DType from, DType to) {
+  static std::mutex mutex;
+  static std::map<std::pair<DType, DType>, bool> memo;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(from, to);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  bool exact = true;
+  const int bits = spec::dtype_bits(from);
+  const std::uint32_t count = bits <= 16 ? (1u << bits) : (1u << 16);
+  for (std::uint32_t i = 0; i < count && exact; ++i) {
+    std::uint32_t v = bits <= 16 ? i : (i << 16) | ((i * 40503u) & 0xffffu);
+    std::uint32_t back = layout::convert(to, from, layout::convert(from, to, v));
+    exact = layout::is_nan(from, v) ? layout::is_nan(from, back) : back == v;
+  }
+  memo[key] = exact;
+  return exact;
+}
+
+// The scale group of a position: mixed radix over the scale's coordinates (0 when there is no scale).
+std::vector<double> scales(const Enumerated& e) {
+  const auto& b = *e.bound;
+  std::vector<double> out(static_cast<std::size_t>(box_size(b)), 1.0);
+  if (!e.layout->scale) return out;
+  std::vector<int> per;
+  for (const auto& name : e.layout->scale->per) per.push_back(b.coord_index(name));
+  for (std::int64_t p = 0; p < box_size(b); ++p) {
+    std::vector<std::int64_t> c = coordinate_of(b, p);
+    std::int64_t g = 0;
+    for (int i : per) g = g * b.coord_extents[static_cast<std::size_t>(i)] + c[static_cast<std::size_t>(i)];
+    out[static_cast<std::size_t>(p)] = scale_value(g);
+  }
+  return out;
+}
+
+bool held(std::int64_t e) { return e != kNotHeld; }
+
+ObligationResult finding(const std::string& name, Side side, Reason reason, std::string detail) {
+  ObligationResult r;
+  r.name = name;
+  r.side = side;
+  r.status = Status::Refuted;
+  r.reason = reason;
+  r.method = "enumeration";
+  r.detail = std::move(detail);
+  return r;
+}
+
+std::string where(const Enumerated& e, std::int64_t position) {
+  return layout::format_coordinate(*e.bound, coordinate_of(*e.bound, position));
+}
+
+}  // namespace
+
+Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& small) {
+  Enumerated e;
+  e.layout = decl;
+  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, small));
+  if (!e.bound->fits()) return e;
+  e.tables = table_choices(*e.bound);
+  for (const auto& t : e.tables) e.maps.push_back(map_addresses(*e.bound, t));
+  return e;
+}
+
+CrossCheck cross_check(const Enumerated& S, const Enumerated& T) {
+  CrossCheck out;
+  auto& found = out.findings;
+  const spec::Layout& sd = *S.layout;
+  const spec::Layout& td = *T.layout;
+  bool same_content = sd.content.name == td.content.name && sd.content.coords.size() == td.content.coords.size();
+  for (std::size_t i = 0; same_content && i < sd.content.coords.size(); ++i)
+    same_content = sd.content.coords[i].name == td.content.coords[i].name;
+  if (!same_content)
+    found.push_back(finding("fits", Side::Pair, Reason::ContentMismatch, sd.content.name + " vs " + td.content.name));
+  if (!S.bound->fits()) found.push_back(finding("fits", Side::Source, Reason::DoesNotFit, S.bound->misfits.front().what));
+  if (!T.bound->fits()) found.push_back(finding("fits", Side::Target, Reason::DoesNotFit, T.bound->misfits.front().what));
+
+  // Per-side checks run whenever the side fits; pair checks need both sides and one content.
+  bool bad_addresses = false;
+  for (const Enumerated* e : {&S, &T}) {
+    if (!e->bound->fits()) continue;
+    const Side side = e == &S ? Side::Source : Side::Target;
+    for (std::size_t k = 0; k < e->maps.size(); ++k) {
+      const AddressMap& m = e->maps[k];
+      out.positions_checked += static_cast<std::int64_t>(m.element.size());
+      if (m.out_of_bounds > 0) {
+        found.push_back(finding("in-bounds", side, Reason::OutOfBounds,
+                                std::to_string(m.out_of_bounds) + " positions out of bounds under " + table_choice_name(k) +
+                                    " tables, first " + where(*e, m.first_out_of_bounds)));
+        bad_addresses = true;
+        break;
+      }
+    }
+  }
+  for (const Enumerated* e : {&S, &T}) {
+    if (!e->bound->fits()) continue;
+    const Side side = e == &S ? Side::Source : Side::Target;
+    for (std::size_t k = 0; k < e->maps.size(); ++k) {
+      const AddressMap& m = e->maps[k];
+      std::vector<std::int64_t> owner(static_cast<std::size_t>(m.storage), -1);
+      std::string collision;
+      for (std::size_t p = 0; p < m.element.size() && collision.empty(); ++p) {
+        std::int64_t el = m.element[p];
+        if (el < 0 || el >= m.storage) continue;
+        std::int64_t& o = owner[static_cast<std::size_t>(el)];
+        if (o >= 0) collision = where(*e, o) + " and " + where(*e, static_cast<std::int64_t>(p)) + " share element " + std::to_string(el);
+        o = static_cast<std::int64_t>(p);
+      }
+      if (!collision.empty()) {
+        found.push_back(finding("injective", side, Reason::Collision, collision + " under " + table_choice_name(k) + " tables"));
+        bad_addresses = true;
+        break;
+      }
+    }
+  }
+  const bool comparable = same_content && S.bound->fits() && T.bound->fits();
+  std::int64_t dropped = 0, missing = 0, padding = 0;
+  if (comparable) {
+    const AddressMap& ms = S.maps.front();
+    const AddressMap& mt = T.maps.front();
+    for (std::size_t p = 0; p < ms.element.size(); ++p) {
+      if (held(mt.element[p]) && !held(ms.element[p])) ++missing;
+      if (held(ms.element[p]) && !held(mt.element[p])) ++dropped;
+    }
+    if (missing) found.push_back(finding("covers", Side::Pair, Reason::MissingPositions, std::to_string(missing) + " positions"));
+    if (dropped) found.push_back(finding("carries", Side::Pair, Reason::DroppedPositions, std::to_string(dropped) + " positions"));
+  }
+
+  // Values, by moving real bytes (only where every address is valid) and by sweeping the element type.
+  bool lossy = !sweep_exact(sd.dtype, td.dtype);
+  bool meaning_changes = false;
+  if (comparable && !bad_addresses) {
+    const Patterns ps = patterns_for(sd.dtype), pt = patterns_for(td.dtype);
+    const std::vector<double> scale_s = scales(S), scale_t = scales(T);
+    for (std::size_t k = 0; k < S.maps.size(); ++k) {
+      const AddressMap& ms = S.maps[k];
+      const AddressMap& mt = T.maps[k];
+      const std::int64_t n = static_cast<std::int64_t>(ms.element.size());
+      for (int pass = 0; pass < ps.passes(n); ++pass) {
+        Storage src(*S.bound, ms), dst(*T.bound, mt), back(*S.bound, ms);
+        // The source holds data everywhere, padding included (as real memory does).
+        for (std::int64_t e = 0; e < src.elements(); ++e)
+          src.set(e, ps.safe[static_cast<std::size_t>((e * 7919 + 13) % static_cast<std::int64_t>(ps.safe.size()))]);
+        for (std::int64_t p = 0; p < n; ++p)
+          if (ms.element[static_cast<std::size_t>(p)] >= 0) src.set(ms.element[static_cast<std::size_t>(p)], ps.of(p, pass));
+        dst.fill(pt.poison);
+        back.fill(ps.poison);
+        std::vector<char> written(static_cast<std::size_t>(dst.elements()), 0);
+        for (std::int64_t p = 0; p < n; ++p) {
+          std::int64_t es = ms.element[static_cast<std::size_t>(p)], et = mt.element[static_cast<std::size_t>(p)];
+          if (es < 0 || et < 0) continue;
+          std::uint32_t bits = src.get(es);
+          std::uint32_t moved = layout::convert(sd.dtype, td.dtype, bits);
+          dst.set(et, moved);
+          written[static_cast<std::size_t>(et)] = 1;
+          double vs = layout::decode(sd.dtype, bits) * scale_s[static_cast<std::size_t>(p)];
+          double vt = layout::decode(td.dtype, moved) * scale_t[static_cast<std::size_t>(p)];
+          if (!same_value(vs, vt)) meaning_changes = true;
+        }
+        // Every destination element no position was moved to is still poison.
+        for (std::int64_t e = 0; e < dst.elements(); ++e)
+          if (!written[static_cast<std::size_t>(e)] && dst.get(e) != pt.poison)
+            throw OracleError("the reference move wrote target element " + std::to_string(e) + " outside the moved positions");
+        for (std::int64_t p = 0; p < n; ++p) {
+          std::int64_t es = ms.element[static_cast<std::size_t>(p)], et = mt.element[static_cast<std::size_t>(p)];
+          if (es < 0 || et < 0) continue;
+          back.set(es, layout::convert(td.dtype, sd.dtype, dst.get(et)));
+        }
+        std::int64_t returned = 0, unreturned_positions = 0;
+        for (std::int64_t e = 0; e < src.elements(); ++e) returned += back.get(e) == src.get(e);
+        for (std::int64_t p = 0; p < n; ++p) {
+          std::int64_t es = ms.element[static_cast<std::size_t>(p)], et = mt.element[static_cast<std::size_t>(p)];
+          if (es < 0 || et < 0) continue;
+          if (back.get(es) != src.get(es)) ++unreturned_positions;
+        }
+        if (unreturned_positions) lossy = true;
+        if (k == 0 && pass == 0) {
+          std::int64_t addressed = 0;
+          for (std::int64_t e : ms.element) addressed += e >= 0;
+          padding = src.elements() - addressed;
+          // Byte accounting: what did not return is exactly the dropped positions, the padding, and any
+          // value the conversion changed.
+          if (src.elements() - returned < dropped + padding)
+            throw OracleError("fewer bytes failed to return than the dropped positions and padding account for");
+          if (unreturned_positions == 0 && src.elements() - returned != dropped + padding)
+            throw OracleError("bytes failed to return that neither dropped positions nor padding explain");
+        }
+      }
+    }
+  }
+  // Without a byte move (addresses broken, or nothing comparable) the scale is judged by declaration.
+  const bool bytes_moved = comparable && !bad_addresses;
+  const bool same_scale = (!sd.scale && !td.scale) ||
+                          (sd.scale && td.scale && sd.scale->dtype == td.scale->dtype && sd.scale->per == td.scale->per);
+  if (lossy)
+    found.push_back(finding("values", Side::Pair, Reason::LossyValues, "a value changed after S -> T -> S"));
+  else if (bytes_moved ? meaning_changes : !same_scale)
+    found.push_back(finding("values", Side::Pair, Reason::ScaleMismatch, "a value's meaning changed with the scale"));
+  if (comparable && !bad_addresses && padding > 0)
+    found.push_back(finding("padding", Side::Source, Reason::Padding, std::to_string(padding) + " elements"));
+
+  std::tie(out.grade, out.reason) = prove::grade_of(found);
+  return out;
+}
+
+}  // namespace kvlayout::enumerate

@@ -1,0 +1,28 @@
+#pragma once
+// Do two declarations describe the same layout on a cache shape? Same content, element type and scale;
+// tables of the same lengths and ranges (paired in declaration order); tensors with the same instances
+// and allocation sizes; and, under one arbitrary block table, every position held by one is held by the
+// other, in the same tensor, instance and element. Decided symbolically (the normaliser settles
+// syntactically identical views; the rest goes to Z3). Used to group duplicate declarations (e.g.
+// vllm-flashinfer-nhd and flashinfer-nhd) and to tell mutants from their originals.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layout/bound_layout.hpp"
+#include "prove/obligation.hpp"
+#include "prove/options.hpp"
+
+namespace kvlayout::prove {
+
+struct Equivalence {
+  Status status = Status::Unknown;  // proved: the same address function; refuted: they differ
+  std::string detail;
+  std::optional<std::vector<std::int64_t>> witness;  // a position the two place differently, when found
+};
+
+// @pre both fit the cache shape.
+Equivalence same_address_function(const layout::BoundLayout& a, const layout::BoundLayout& b,
+                                  const ProveOptions& options = {});
+
+}  // namespace kvlayout::prove
