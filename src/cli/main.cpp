@@ -19,6 +19,7 @@ commands:
   addr     the address (tensor, instance, element, byte) of one logical coordinate
   prove    prove or refute that moving a cache from one layout to another is exact
   matrix   grade every ordered pair of declared layouts, cross-checked by enumeration (the main job)
+  certificate check FILE   re-derive a certificate from the specs and report any difference
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
     if (command == "addr") return run_addr(rest);
     if (command == "prove") return run_prove(rest);
     if (command == "matrix") return run_matrix(rest);
-    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix (see kvlayout --help)\n";
+    if (command == "certificate") return run_certificate(rest);
+    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix, certificate (see kvlayout --help)\n";
     return kBadInput;
   } catch (const kvlayout::spec::SpecError& e) {
     std::cerr << "kvlayout " << command << ": error: " << e.what() << "\n";

@@ -1,9 +1,14 @@
 // kvlayout matrix: grade every ordered pair of declared layouts and cross-check each by enumeration.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <iostream>
 
+#include <fstream>
+
+#include "certificate/certificate.hpp"
 #include "certificate/table.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
@@ -25,7 +30,7 @@ grade must equal the prover's on that same small cache, else the row is a DISAGR
   --cache CACHE            prove every row on this cache shape
   --cross-check CACHE      the enumerable cache shape (default small)
   --certificate FILE       also run the controls and write the certificate JSON to FILE
-  --jobs N                 rows decided in parallel (default: 1)
+  --jobs N                 rows decided in parallel (default: the number of hardware threads)
   --limit-ms N             solver limit per query (default 5000)
   --json                   print rows and counts as JSON
 
@@ -37,6 +42,7 @@ Exit: 0 every row decided and cross-checked; 1 a DISAGREE, an internal error or 
 
 certificate::MatrixOptions matrix_options_from(const Arguments& args) {
   certificate::MatrixOptions o;
+  o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.cache = args.value("cache");
   if (auto c = args.value("cross-check")) o.cross_check_cache = *c;
   if (auto j = args.value("jobs")) {
@@ -93,9 +99,63 @@ int run_matrix(const std::vector<std::string>& argv) {
     std::snprintf(line, sizeof line, "%zu rows in %.1f s\n", m.rows.size(), m.ms / 1000.0);
     std::cout << line;
   }
-  if (m.disagreements() > 0 || m.errors() > 0) return kNegative;
+  bool controls_ok = true;
+  if (auto file = args.value("certificate")) {
+    certificate::Controls controls = certificate::run_controls(catalog, m, options);
+    controls_ok = controls.ok();
+    spec::Json cert = certificate::certificate_json(catalog, m, controls, options);
+    std::ofstream out(*file);
+    if (!out) throw spec::SpecError(*file, "", "a file that cannot be written", "a writable certificate path");
+    out << cert.dump(1) << "\n";
+    std::cerr << "certificate written to " << *file << "\n" << cert["headline"].get<std::string>() << "\n";
+    for (const auto& mu : controls.mutants)
+      if (mu.verdict == "survived" || mu.verdict == "disagree" || mu.verdict == "unknown")
+        std::cerr << "CONTROL " << mu.verdict << ": " << mu.name << " (" << mu.description << "): " << mu.detail << "\n";
+    for (const auto& b : controls.broken)
+      if (!b.ok) std::cerr << "CONTROL " << b.layout << " not refused as " << b.expected << " (" << b.forward << ", " << b.backward << ")\n";
+    for (const auto& s : controls.self_checks)
+      if (!s.ok) std::cerr << "CONTROL with " << s.obligation << " off, " << s.source << " -> " << s.target << " is still " << s.grade_off << "\n";
+  }
+  if (m.disagreements() > 0 || m.errors() > 0 || !controls_ok) return kNegative;
   if (m.unknowns() > 0) return kUnknown;
   return kOk;
+}
+
+int run_certificate(const std::vector<std::string>& argv) {
+  Arguments args(argv, {{"specs", true}, {"jobs", true}, {"limit-ms", true}});
+  if (args.help() || args.positional().empty()) {
+    std::cout << R"(usage: kvlayout certificate check FILE [--specs DIR] [--jobs N]
+
+Re-derives every row, count and control of the certificate FILE from the specs (with the cache shapes the
+certificate names) and reports any difference: a spec hash, a grade, a reason, a count, a mutant verdict.
+
+Exit: 0 the certificate is up to date; 1 it differs; 2 bad input.
+)";
+    return args.help() ? kOk : kBadInput;
+  }
+  if (args.positional().size() != 2 || args.positional()[0] != "check")
+    throw spec::SpecError("", "", "\"" + args.positional()[0] + "\"", "kvlayout certificate check FILE");
+  const std::string file = args.positional()[1];
+  spec::Json recorded = spec::read_json_file(file);
+  spec::Catalog catalog = catalog_from(args);
+  certificate::MatrixOptions options = certificate::options_from_certificate(recorded, file);
+  certificate::MatrixOptions flags = matrix_options_from(args);
+  options.jobs = flags.jobs;
+  options.prove.limit_ms = flags.prove.limit_ms;
+  options.progress = flags.progress;
+  certificate::Matrix m = certificate::run_matrix(catalog, options);
+  certificate::Controls controls = certificate::run_controls(catalog, m, options);
+  spec::Json fresh = certificate::certificate_json(catalog, m, controls, options);
+  std::vector<std::string> diff = certificate::compare_certificates(recorded, fresh);
+  if (diff.empty()) {
+    std::cout << "certificate " << file << " is up to date: " << fresh["headline"].get<std::string>() << "\n";
+    return kOk;
+  }
+  std::cout << "certificate " << file << " differs from the specs in " << diff.size() << " place(s):\n";
+  for (std::size_t i = 0; i < diff.size() && i < 40; ++i) std::cout << "  " << diff[i] << "\n";
+  if (diff.size() > 40) std::cout << "  ... and " << diff.size() - 40 << " more\n";
+  std::cout << "regenerate it with: kvlayout matrix --certificate " << file << "\n";
+  return kNegative;
 }
 
 }  // namespace kvlayout::cli

@@ -73,8 +73,11 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
                        (v1 == v2 ? "view " + t.views[v1].name : "views " + t.views[v1].name + "/" + t.views[v2].name) +
                        (on_index ? " index vectors" : " offsets");
     Query s(session, what);
+    // A read outside a table has no value (in-bounds reports it); collisions are sought among positions
+    // whose table reads all exist.
     s.add(enc.in_box(x) && enc.in_box(y) && enc.view_domain(ti, v1, x) && enc.view_domain(ti, v2, y) &&
-          enc.instance(ti, x) == enc.instance(ti, y) && differ(x, y) && same && enc.table_axioms());
+          enc.instance(ti, x) == enc.instance(ti, y) && differ(x, y) && same && !enc.entry_outside_table() &&
+          enc.table_axioms());
     Answer a = s.check();
     if (a == Answer::Unknown) unknown = true;
     if (a != Answer::Sat) return false;

@@ -12,16 +12,16 @@ TEST_CASE("kvlayout addr --json gives tensor, instance, element and byte offset"
   Json j = Json::parse(r.out);
   CHECK(j["tensor"] == "kv_cache");
   CHECK(j["instance"] == 1);
-  // ((kv*NB + b)*BS + o)*H*D + h*D + d with NB 3, BS 16, H 4, D 16
-  CHECK(j["offset"] == ((1 * 3 + 0) * 16 + 7) * 64 + 2 * 16 + 5);
+  // ((kv*NB + b)*BS + o)*H*D + h*D + d with NB 5, BS 16, H 4, D 16
+  CHECK(j["offset"] == ((1 * 5 + 0) * 16 + 7) * 64 + 2 * 16 + 5);
   CHECK(j["byte_offset"] == 2 * j["offset"].get<std::int64_t>());
 }
 
 TEST_CASE("kvlayout addr follows --table and accepts kv=K|V", "[cli][addr]") {
-  auto r = run_kvlayout("addr vllm-flash-hnd --cache small --table block_table=2,0,1 layer=0 kv=V token=3 head=1 dim=0 --json");
+  auto r = run_kvlayout("addr vllm-flash-hnd --cache small --table block_table=2,0,1,4,3 layer=0 kv=V token=3 head=1 dim=0 --json");
   REQUIRE(r.exit_code == 0);
   // HND: ((kv*NB + b)*H + h)*BS*D + o*D + d, block 0 -> physical 2
-  CHECK(Json::parse(r.out)["offset"] == ((1 * 3 + 2) * 4 + 1) * 256 + 3 * 16);
+  CHECK(Json::parse(r.out)["offset"] == ((1 * 5 + 2) * 4 + 1) * 256 + 3 * 16);
   r = run_kvlayout("addr vllm-flash-nhd --cache small layer=0 kv=K token=3 head=1 dim=0");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("(layer 0, K, token 3, head 1, dim 0)") && Catch::Contains("element  208"));

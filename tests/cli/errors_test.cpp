@@ -113,7 +113,7 @@ TEST_CASE("bad input: a coordinate out of range, unknown, repeated or missing", 
     const char* coords;
     const char* message;
   };
-  for (Case c : {Case{"layer=0 kv=0 token=37 head=0 dim=0", "token=37; expected 0 <= token < 37"},
+  for (Case c : {Case{"layer=0 kv=0 token=67 head=0 dim=0", "token=67; expected 0 <= token < 67"},
                  Case{"layer=0 kv=2 token=0 head=0 dim=0", "kv=2; expected 0 <= kv < 2"},
                  Case{"layer=-1 kv=0 token=0 head=0 dim=0", "layer=-1"},
                  Case{"layer=0 kv=0 tokens=0 head=0 dim=0", "the coordinate name \"tokens\""},
@@ -147,9 +147,9 @@ TEST_CASE("bad input: flags, tables and parameters on the command line", "[cli][
   for (Case c : {Case{"addr vllm-flash-nhd --cache small --frobnicate", "unknown flag --frobnicate"},
                  Case{"addr vllm-flash-nhd --cache", "--cache at the end of the line"},
                  Case{"addr vllm-flash-nhd --cache small --table block_table=0,1 layer=0 kv=0 token=1 head=0 dim=0",
-                      "--table block_table: found 2 entries; expected 3 entries"},
-                 Case{"addr vllm-flash-nhd --cache small --table block_table=0,1,9 layer=0 kv=0 token=1 head=0 dim=0",
-                      "entry 2 = 9; expected a value in [0, 3)"},
+                      "--table block_table: found 2 entries; expected 5 entries"},
+                 Case{"addr vllm-flash-nhd --cache small --table block_table=0,1,2,3,9 layer=0 kv=0 token=1 head=0 dim=0",
+                      "entry 4 = 9; expected a value in [0, 5)"},
                  Case{"addr vllm-flash-nhd --cache small --table block_table=0,a,2 layer=0 kv=0 token=1 head=0 dim=0",
                       "block_table entry \"a\""},
                  Case{"addr vllm-flash-nhd --cache small --param block_sz=32 layer=0 kv=0 token=1 head=0 dim=0",

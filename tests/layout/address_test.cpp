@@ -16,13 +16,13 @@ TEST_CASE("the address follows the block table entry of the token's block", "[la
   TempDir dir;
   auto b = bind_inline(dir, flash_nhd_declaration(), small_cache());
   auto tables = layout::identity_tables(b);
-  layout::set_table(b, tables, "block_table", {2, 0, 1});
+  layout::set_table(b, tables, "block_table", {2, 0, 1, 4, 3});
   std::vector<I> coord = {1, 1, 20, 3, 5};  // block 1 → physical block 0, slot 4
   auto loc = layout::locate(b, coord, tables);
   REQUIRE(loc.placement == layout::Placement::Held);
   CHECK(loc.address.instance == 1);
   CHECK(loc.address.index == std::vector<I>{1, 0, 4, 3, 5});
-  CHECK(loc.address.offset == 3072 + 0 * 1024 + 4 * 64 + 3 * 16 + 5);
+  CHECK(loc.address.offset == 5 * 1024 + 0 * 1024 + 4 * 64 + 3 * 16 + 5);
   CHECK(layout::byte_offset(b, loc.address) == 2 * loc.address.offset);
   CHECK(layout::format_coordinate(b, coord) == "(layer 1, V, token 20, head 3, dim 5)");
 }
@@ -60,18 +60,18 @@ TEST_CASE("an index past its extent, a missing table entry or an offset past the
   j = flash_nhd_declaration();
   j["tensors"][0]["index"][1] = "block_table[token / block_size + 1]";
   b = bind_inline(dir, j, small_cache());
-  std::vector<I> last_block = {0, 0, 36, 0, 0};
+  std::vector<I> last_block = {0, 0, 66, 0, 0};
   loc = layout::locate(b, last_block, layout::identity_tables(b));
   CHECK(loc.placement == layout::Placement::OutOfBounds);
-  CHECK_THAT(loc.violation, Catch::Contains("block_table[3] is outside the table's 3 entries"));
+  CHECK_THAT(loc.violation, Catch::Contains("block_table[5] is outside the table's 5 entries"));
 
   j = flash_nhd_declaration();
-  j["tensors"][0]["size"] = 3000;
+  j["tensors"][0]["size"] = 5000;
   b = bind_inline(dir, j, small_cache());
-  std::vector<I> far = {0, 1, 36, 3, 15};
+  std::vector<I> far = {0, 1, 66, 3, 15};
   loc = layout::locate(b, far, layout::identity_tables(b));
   CHECK(loc.placement == layout::Placement::OutOfBounds);
-  CHECK_THAT(loc.violation, Catch::Contains("outside the tensor's 3000 elements"));
+  CHECK_THAT(loc.violation, Catch::Contains("outside the tensor's 5000 elements"));
 }
 
 TEST_CASE("error catalogue: coordinates out of range and index expressions that fail at a coordinate", "[layout][address][errors]") {
@@ -80,8 +80,8 @@ TEST_CASE("error catalogue: coordinates out of range and index expressions that 
   j["tensors"][0]["index"][4] = "dim / (token - 3) % 1 + dim";
   auto b = bind_inline(dir, j, small_cache());
   auto tables = layout::identity_tables(b);
-  std::vector<I> bad_token = {0, 0, 37, 0, 0};
-  CHECK_THROWS_WITH(layout::locate(b, bad_token, tables), Catch::Contains("token=37") && Catch::Contains("0 <= token < 37"));
+  std::vector<I> bad_token = {0, 0, 67, 0, 0};
+  CHECK_THROWS_WITH(layout::locate(b, bad_token, tables), Catch::Contains("token=67") && Catch::Contains("0 <= token < 67"));
   std::vector<I> at_zero = {0, 0, 3, 0, 0};
   try {
     layout::locate(b, at_zero, tables);
@@ -100,14 +100,14 @@ TEST_CASE("tables: identity, reversed and random are injective into their range 
   for (auto tables : {layout::identity_tables(b), layout::reversed_tables(b), layout::random_tables(b, 1),
                       layout::random_tables(b, 2)}) {
     std::vector<I> e;
-    for (I i = 0; i < 3; ++i) e.push_back(tables.entry(0, i));
+    for (I i = 0; i < 5; ++i) e.push_back(tables.entry(0, i));
     std::set<I> distinct(e.begin(), e.end());
-    CHECK(distinct.size() == 3);
-    for (I v : e) CHECK((v >= 5 && v < 12));
+    CHECK(distinct.size() == 5);
+    for (I v : e) CHECK((v >= 5 && v < 20));
   }
   auto tables = layout::identity_tables(b);
   CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6}), Catch::Contains("found 2 entries"));
-  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 12}), Catch::Contains("entry 2 = 12"));
-  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 5}), Catch::Contains("the value 5 twice"));
-  CHECK_THROWS_WITH(layout::set_table(b, tables, "blocks", {5, 6, 7}), Catch::Contains("one of: block_table"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 7, 8, 20}), Catch::Contains("entry 4 = 20"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 7, 8, 5}), Catch::Contains("the value 5 twice"));
+  CHECK_THROWS_WITH(layout::set_table(b, tables, "blocks", {5, 6, 7, 8, 9}), Catch::Contains("one of: block_table"));
 }

@@ -13,17 +13,17 @@ TEST_CASE("binding resolves parameters, extents and row-major strides", "[layout
   TempDir dir;
   auto b = bind_inline(dir, flash_nhd_declaration(), small_cache());
   REQUIRE(b.fits());
-  CHECK(b.values.at("num_blocks") == 3);
-  CHECK(b.coord_extents == std::vector<std::int64_t>{2, 2, 37, 4, 16});
+  CHECK(b.values.at("num_blocks") == 5);
+  CHECK(b.coord_extents == std::vector<std::int64_t>{2, 2, 67, 4, 16});
   REQUIRE(b.tables.size() == 1);
-  CHECK(b.tables[0].length == 3);
-  CHECK(b.tables[0].end == 3);
+  CHECK(b.tables[0].length == 5);
+  CHECK(b.tables[0].end == 5);
   const auto& t = b.tensors.at(0);
   CHECK(t.instances == 2);
   CHECK(t.per == 0);
-  CHECK(t.views[0].extents == std::vector<std::int64_t>{2, 3, 16, 4, 16});
-  CHECK(t.views[0].strides == std::vector<std::int64_t>{3072, 1024, 64, 16, 1});
-  CHECK(t.size == 2 * 3072);
+  CHECK(t.views[0].extents == std::vector<std::int64_t>{2, 5, 16, 4, 16});
+  CHECK(t.views[0].strides == std::vector<std::int64_t>{5120, 1024, 64, 16, 1});
+  CHECK(t.size == 2 * 5120);
 }
 
 TEST_CASE("a stride order permutes the physical order as vLLM's get_kv_cache_stride_order does", "[layout][bind]") {
@@ -31,20 +31,20 @@ TEST_CASE("a stride order permutes the physical order as vLLM's get_kv_cache_str
   auto j = flash_nhd_declaration();
   j["tensors"][0]["stride_order"] = spec::Json::array({0, 1, 3, 2, 4});
   auto b = bind_inline(dir, j, small_cache());
-  // physical (2, NB=3, H=4, BS=16, D=16)
-  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{3072, 1024, 16, 256, 1});
+  // physical (2, NB=5, H=4, BS=16, D=16)
+  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{5120, 1024, 16, 256, 1});
   j["tensors"][0]["stride_order"] = spec::Json::array({4, 3, 2, 1, 0});  // column-major
   b = bind_inline(dir, j, small_cache());
-  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{1, 2, 6, 96, 384});
+  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{1, 2, 10, 160, 640});
 }
 
 TEST_CASE("explicit strides allow gaps and zero strides and the allocation is the cosize or the declared size", "[layout][bind]") {
   TempDir dir;
   auto j = flash_nhd_declaration();
-  j["tensors"][0]["strides"] = spec::Json::array({4000, 1100, 68, 17, 1});  // gaps after each row
+  j["tensors"][0]["strides"] = spec::Json::array({6000, 1100, 68, 17, 1});  // gaps after each row
   auto b = bind_inline(dir, j, small_cache());
-  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{4000, 1100, 68, 17, 1});
-  CHECK(b.tensors[0].size == 1 + 1 * 4000 + 2 * 1100 + 15 * 68 + 3 * 17 + 15);
+  CHECK(b.tensors[0].views[0].strides == std::vector<std::int64_t>{6000, 1100, 68, 17, 1});
+  CHECK(b.tensors[0].size == 1 + 1 * 6000 + 4 * 1100 + 15 * 68 + 3 * 17 + 15);
   j["tensors"][0]["strides"] = spec::Json::array({0, 1024, 64, 16, 1});  // K and V alias: zero stride
   j["tensors"][0]["size"] = 5000;
   b = bind_inline(dir, j, small_cache());
@@ -118,7 +118,7 @@ TEST_CASE("error catalogue: division by zero, overflow, zero or negative extents
 
   j = flash_nhd_declaration();
   j["tables"]["block_table"]["range"] = "num_blocks - 1";
-  expect_bind_error(j, "/tables/block_table", "a table of 3 entries into the range [0, 2)");
+  expect_bind_error(j, "/tables/block_table", "a table of 5 entries into the range [0, 4)");
 
   TempDir dir;
   CHECK_THROWS_WITH(bind_inline(dir, flash_nhd_declaration(), small_cache(), {{"num_tokens", 1LL << 40}}),

@@ -195,7 +195,7 @@ TEST_CASE("vLLM tensor-parallel shards replicate the only KV head when tp_size >
     auto loc = layout::locate(bound, head0, tables);
     INFO(name);
     REQUIRE(loc.placement == layout::Placement::Held);
-    CHECK(loc.address.offset == ((1 * 3 + 1) * 16 + 4) * 1 * 16 + 3);
+    CHECK(loc.address.offset == ((1 * 5 + 1) * 16 + 4) * 1 * 16 + 3);
   }
 }
 

@@ -24,17 +24,17 @@ TEST_CASE("FlashAttention NHD -> HND is EXACT_BYTE at 128K tokens and EXACT_TOKE
 }
 
 TEST_CASE("a layout with padding is EXACT_TOKEN with a padding witness and its count", "[prove][grades]") {
-  // small: 37 tokens in 3 blocks of 16 leave 11 slots of H*D = 64 elements empty, per K/V and per layer.
+  // small: 67 tokens in 5 blocks of 16 leave 13 slots of H*D = 64 elements empty, per K/V and per layer.
   auto p = prove_named("vllm-flash-nhd", "lmcache-2ltd", "small");
   REQUIRE(p.grade == Grade::ExactToken);
   auto pad = find_obligation(p, "padding", Side::Source);
   REQUIRE(pad);
   CHECK(pad->status == Status::Refuted);
   REQUIRE(pad->counterexample);
-  CHECK(*pad->counterexample->count == 11 * 64 * 2 * 2);
+  CHECK(*pad->counterexample->count == 13 * 64 * 2 * 2);
   REQUIRE(pad->counterexample->element);
-  // The witness must really be unaddressed: the last element is block 2, slot 15 (token 47 >= 37).
-  CHECK(pad->counterexample->element->offset == 6143);
+  // The witness must really be unaddressed: the last element is block 4, slot 15 (token 79 >= 67).
+  CHECK(pad->counterexample->element->offset == 2 * 5 * 16 * 64 - 1);
   // SGLang's reserved page 0 is padding too: one slot of H*D per K/V buffer and layer.
   auto sg = prove_named("sglang-mha", "hf-dynamic", "small");
   CHECK(sg.grade == Grade::ExactToken);
@@ -51,7 +51,7 @@ TEST_CASE("whole cache -> one TP shard is SUBSET: carries refuted, the shard's h
   CHECK(find_obligation(p, "covers", Side::Pair)->status == Status::Proved);
   auto carries = find_obligation(p, "carries", Side::Pair);
   REQUIRE(carries->status == Status::Refuted);
-  CHECK(*carries->counterexample->count == 2 * 2 * 37 * 2 * 16);
+  CHECK(*carries->counterexample->count == 2 * 2 * 67 * 2 * 16);
   CHECK_THAT(p.unblocked_by, Catch::Contains("tp_rank 1 holds head 2..3"));
   test::recheck_counterexamples(p);
 }

@@ -1,0 +1,232 @@
+#include "certificate/certificate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "certificate/sha256.hpp"
+#include "certificate/table.hpp"
+#include "spec/error.hpp"
+
+#ifndef KVLAYOUT_VERSION
+#define KVLAYOUT_VERSION "0"
+#endif
+
+namespace kvlayout::certificate {
+namespace {
+
+using spec::Json;
+
+std::string git_commit(const std::filesystem::path& dir) {
+  std::string cmd = "git -C '" + dir.string() + "' rev-parse HEAD 2>/dev/null";
+  std::FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return "";
+  char buf[128] = {0};
+  std::string out = std::fgets(buf, sizeof buf, pipe) ? buf : "";
+  pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+Json counts_json(const Counts& c) {
+  Json grades = Json::object(), reasons = Json::object();
+  for (const char* g : {"EXACT_BYTE", "EXACT_TOKEN", "SUBSET", "NOT_EXACT", "REFUSED", "UNKNOWN"}) {
+    auto it = c.grades.find(g);
+    grades[g] = it == c.grades.end() ? 0 : it->second;
+  }
+  for (const auto& [k, v] : c.reasons) reasons[k] = v;
+  return Json{{"rows", c.rows}, {"grades", grades}, {"reasons", reasons}};
+}
+
+std::string key(const Json& row) { return row.value("source", "") + " -> " + row.value("target", ""); }
+
+}  // namespace
+
+Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Controls& c, const MatrixOptions& options) {
+  Json j;
+  j["tool"] = {{"name", "kvlayout"}, {"version", KVLAYOUT_VERSION}};
+  std::string commit = git_commit(catalog.root());
+  j["commit"] = commit.empty() ? Json(nullptr) : Json(commit);
+  Json proofs = options.cache ? Json{{"all", *options.cache}}
+                              : Json{{"kv-heads", options.kv_cache}, {"mla-latent and mixed pairs", options.mla_cache}};
+  Json shapes = Json::object();
+  for (const auto& [name, shape] : m.caches) shapes[name] = shape.params;
+  j["caches"] = {{"proofs", proofs}, {"cross_check", options.cross_check_cache}, {"shapes", shapes}};
+
+  Json hashes = Json::object();
+  std::vector<std::filesystem::path> files = catalog.layout_files();
+  for (const auto& f : catalog.cache_files()) files.push_back(f);
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    hashes[(std::filesystem::path("specs") / std::filesystem::relative(f, catalog.root())).generic_string()] = sha256_file(f.string());
+  j["spec_hashes"] = hashes;
+
+  std::int64_t positions = 0;
+  for (const auto& r : m.rows) positions += r.cross.positions_checked;
+  Json counts = counts_json(count_rows(m));
+  Json classes = counts_json(count_classes(m));
+  classes["classes"] = m.classes.size();
+  counts["distinct_classes"] = classes;
+  counts["layouts"] = m.layouts.size();
+  counts["positions_checked"] = positions;
+  counts["disagree"] = m.disagreements();
+  counts["unknown"] = m.unknowns();
+  counts["internal_errors"] = m.errors();
+  j["counts"] = counts;
+  j["equivalence_classes"] = m.classes;
+
+  Json rows = Json::array();
+  for (const auto& r : m.rows) {
+    rows.push_back({{"source", r.source},
+                    {"target", r.target},
+                    {"cache", r.cache},
+                    {"grade", prove::grade_name(r.grade)},
+                    {"reason", prove::info(r.reason).code},
+                    {"unblocked_by", r.unblocked_by.empty() ? Json(nullptr) : Json(r.unblocked_by)},
+                    {"prove_ms", std::round(r.prove_ms * 10) / 10},
+                    {"positions_checked", r.cross.positions_checked},
+                    {"counterexample", r.counterexample},
+                    {"cross_check", {{"cache", m.cross_check_cache},
+                                     {"grade", prove::grade_name(r.cross.grade)},
+                                     {"reason", prove::info(r.cross.reason).code},
+                                     {"prover_grade", prove::grade_name(r.small_grade)},
+                                     {"prover_reason", prove::info(r.small_reason).code},
+                                     {"agree", r.agree()}}},
+                    {"error", r.error.empty() ? Json(nullptr) : Json(r.error)}});
+  }
+  j["rows"] = rows;
+
+  Json mutants = Json::array();
+  std::map<std::string, std::map<std::string, std::size_t>> by_kind;
+  for (const auto& mu : c.mutants) {
+    ++by_kind[mu.kind][mu.verdict];
+    mutants.push_back({{"original", mu.original}, {"mutant", mu.name}, {"kind", mu.kind}, {"edit", mu.description},
+                       {"verdict", mu.verdict}, {"grade", mu.grade.empty() ? Json(nullptr) : Json(mu.grade)},
+                       {"reason", mu.reason.empty() ? Json(nullptr) : Json(mu.reason)},
+                       {"caught_by", mu.caught_by.empty() ? Json(nullptr) : Json(mu.caught_by)}, {"detail", mu.detail}});
+  }
+  Json broken = Json::array();
+  for (const auto& b : c.broken)
+    broken.push_back({{"layout", b.layout}, {"expected_reason", b.expected}, {"cache", b.cache}, {"as_target", b.forward},
+                      {"as_source", b.backward}, {"ok", b.ok}});
+  Json self = Json::array();
+  for (const auto& s : c.self_checks)
+    self.push_back({{"obligation", s.obligation}, {"source", s.source}, {"target", s.target}, {"cache", s.cache},
+                    {"grade_with_obligation", s.grade_on}, {"grade_without_obligation", s.grade_off}, {"ok", s.ok}});
+  std::size_t survivors = c.verdicts.count("survived") ? c.verdicts.at("survived") : 0;
+  j["controls"] = {
+      {"ok", c.ok()},
+      {"mutation_score", c.mutation_score},
+      {"mutation", {{"rule", "each mutant of an engine declaration is graded against its original on the cross-check "
+                             "shape and compared with it by enumeration; a mutant that places any position differently "
+                             "must be caught, by a non-exact grade or by a refuted proof that the two have the same address "
+                             "function; a mutant that places every position alike must be proven the same; and the "
+                             "enumeration's grade must equal the prover's on every mutant pair"},
+                    {"verdicts", c.verdicts},
+                    {"killed_by_grade", c.killed_by_grade},
+                    {"survivors", survivors},
+                    {"by_kind", by_kind},
+                    {"mutants", mutants}}},
+      {"broken", broken},
+      {"self_checks", self},
+      {"fictional", {{"layout", "fictional-engine-9000"}, {"rows", c.fictional_grades}, {"statement", c.fictional_statement}}}};
+  j["headline"] = headline(j);
+  return j;
+}
+
+std::string headline(const Json& cert) {
+  const Json& counts = cert["counts"];
+  const Json& g = counts["grades"];
+  const Json& cg = counts["distinct_classes"]["grades"];
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "%d ordered pairs of %d declared layouts (%d rows between %d distinct layouts after merging proven "
+                "duplicates): %d EXACT_BYTE, %d EXACT_TOKEN, %d SUBSET, %d NOT_EXACT, %d REFUSED, %d UNKNOWN "
+                "(distinct: %d / %d / %d / %d / %d / %d); every row cross-checked by enumeration on %s (%d DISAGREE, "
+                "%lld positions checked); controls: mutation score %.3f over %d mutants, all controls %s.",
+                counts["rows"].get<int>(), counts["layouts"].get<int>(), counts["distinct_classes"]["rows"].get<int>(),
+                counts["distinct_classes"]["classes"].get<int>(), g["EXACT_BYTE"].get<int>(), g["EXACT_TOKEN"].get<int>(),
+                g["SUBSET"].get<int>(), g["NOT_EXACT"].get<int>(), g["REFUSED"].get<int>(), g["UNKNOWN"].get<int>(),
+                cg["EXACT_BYTE"].get<int>(), cg["EXACT_TOKEN"].get<int>(), cg["SUBSET"].get<int>(), cg["NOT_EXACT"].get<int>(),
+                cg["REFUSED"].get<int>(), cg["UNKNOWN"].get<int>(), cert["caches"]["cross_check"].get<std::string>().c_str(),
+                counts["disagree"].get<int>(), static_cast<long long>(counts["positions_checked"].get<std::int64_t>()),
+                cert["controls"]["mutation_score"].get<double>(),
+                static_cast<int>(cert["controls"]["mutation"]["mutants"].size()),
+                cert["controls"]["ok"].get<bool>() ? "failed as they must" : "DID NOT all fail as they must");
+  return buf;
+}
+
+MatrixOptions options_from_certificate(const Json& cert, const std::string& file) {
+  MatrixOptions o;
+  try {
+    const Json& proofs = cert.at("caches").at("proofs");
+    if (proofs.contains("all")) o.cache = proofs.at("all").get<std::string>();
+    else {
+      o.kv_cache = proofs.at("kv-heads").get<std::string>();
+      o.mla_cache = proofs.at("mla-latent and mixed pairs").get<std::string>();
+    }
+    o.cross_check_cache = cert.at("caches").at("cross_check").get<std::string>();
+  } catch (const Json::exception& e) {
+    throw spec::SpecError(file, "/caches", std::string("no usable cache shapes (") + e.what() + ")",
+                          "a certificate written by kvlayout matrix --certificate");
+  }
+  return o;
+}
+
+std::vector<std::string> compare_certificates(const Json& recorded, const Json& fresh) {
+  std::vector<std::string> diff;
+  auto note = [&](const std::string& s) { diff.push_back(s); };
+  // Spec files: added, removed, changed.
+  const Json& rh = recorded.value("spec_hashes", Json::object());
+  const Json& fh = fresh["spec_hashes"];
+  for (auto it = fh.begin(); it != fh.end(); ++it) {
+    if (!rh.contains(it.key())) note("spec " + it.key() + " is not in the certificate");
+    else if (rh[it.key()] != it.value()) note("spec " + it.key() + " changed (sha256 " + rh[it.key()].get<std::string>().substr(0, 12) + "... -> " + it.value().get<std::string>().substr(0, 12) + "...)");
+  }
+  for (auto it = rh.begin(); it != rh.end(); ++it)
+    if (!fh.contains(it.key())) note("spec " + it.key() + " is in the certificate but no longer exists");
+  if (recorded.value("caches", Json()) != fresh["caches"]) note("cache shapes differ");
+  if (recorded.value("counts", Json()) != fresh["counts"]) note("counts differ: recorded " + recorded.value("counts", Json()).dump() + ", now " + fresh["counts"].dump());
+  if (recorded.value("equivalence_classes", Json()) != fresh["equivalence_classes"]) note("equivalence classes differ");
+  // Rows, by pair.
+  std::map<std::string, const Json*> rec;
+  for (const auto& r : recorded.value("rows", Json::array())) rec[key(r)] = &r;
+  std::set<std::string> seen;
+  for (const auto& r : fresh["rows"]) {
+    seen.insert(key(r));
+    auto it = rec.find(key(r));
+    if (it == rec.end()) {
+      note("row " + key(r) + " is not in the certificate");
+      continue;
+    }
+    const Json& o = *it->second;
+    for (const char* field : {"cache", "grade", "reason", "unblocked_by", "positions_checked"})
+      if (o.value(field, Json()) != r[field]) note("row " + key(r) + ": " + field + " " + o.value(field, Json()).dump() + " -> " + r[field].dump());
+    if (o.value("cross_check", Json()).value("grade", Json()) != r["cross_check"]["grade"] ||
+        o.value("cross_check", Json()).value("agree", Json()) != r["cross_check"]["agree"])
+      note("row " + key(r) + ": cross-check differs");
+  }
+  for (const auto& [k, r] : rec)
+    if (!seen.count(k)) note("row " + k + " is in the certificate but no longer derived");
+  // Controls: everything but free-text details.
+  const Json& rc = recorded.value("controls", Json::object());
+  const Json& fc = fresh["controls"];
+  for (const char* field : {"ok", "mutation_score", "broken", "self_checks"})
+    if (rc.value(field, Json()) != fc[field]) note(std::string("controls: ") + field + " differ");
+  if (rc.value("mutation", Json::object()).value("verdicts", Json()) != fc["mutation"]["verdicts"]) note("controls: mutant verdicts differ");
+  std::map<std::string, std::string> verdicts;
+  for (const auto& mu : rc.value("mutation", Json::object()).value("mutants", Json::array()))
+    verdicts[mu.value("mutant", "")] = mu.value("verdict", "") + " " + mu.value("grade", Json()).dump();
+  for (const auto& mu : fc["mutation"]["mutants"]) {
+    std::string now = mu["verdict"].get<std::string>() + " " + mu["grade"].dump();
+    auto it = verdicts.find(mu["mutant"].get<std::string>());
+    if (it == verdicts.end()) note("mutant " + mu["mutant"].get<std::string>() + " is not in the certificate");
+    else if (it->second != now) note("mutant " + it->first + ": " + it->second + " -> " + now);
+  }
+  return diff;
+}
+
+}  // namespace kvlayout::certificate

@@ -1,0 +1,204 @@
+#include "certificate/controls.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <atomic>
+
+#include "certificate/mutation.hpp"
+#include "enumerate/cross_check.hpp"
+#include "prove/equivalence.hpp"
+#include "prove/proof.hpp"
+#include "prove/side_cache.hpp"
+#include "spec/error.hpp"
+
+namespace kvlayout::certificate {
+namespace {
+
+const char* kFictional = "fictional-engine-9000";
+const char* kReference = "vllm-flash-nhd";
+
+// Runs work(i) for i in [0, n) on `jobs` threads.
+void parallel(std::size_t n, int jobs, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < n;) work(i);
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::max(1, jobs); ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
+// Do the two enumerations place every position alike (same storage shape, element type and scale)?
+// A layout that does not fit, or addresses out of bounds, is never alike another.
+bool same_by_enumeration(const enumerate::Enumerated& a, const enumerate::Enumerated& b) {
+  if (!a.bound->fits() || !b.bound->fits()) return false;
+  for (const auto* e : {&a, &b})
+    for (const auto& m : e->maps)
+      if (m.out_of_bounds > 0) return false;
+  const spec::Layout& la = *a.layout;
+  const spec::Layout& lb = *b.layout;
+  if (la.dtype != lb.dtype) return false;
+  bool same_scale = (!la.scale && !lb.scale) || (la.scale && lb.scale && la.scale->dtype == lb.scale->dtype && la.scale->per == lb.scale->per);
+  if (!same_scale) return false;
+  if (a.bound->tensors.size() != b.bound->tensors.size()) return false;
+  for (std::size_t t = 0; t < a.bound->tensors.size(); ++t)
+    if (a.bound->tensors[t].instances != b.bound->tensors[t].instances || a.bound->tensors[t].size != b.bound->tensors[t].size)
+      return false;
+  if (a.bound->tables.size() != b.bound->tables.size()) return false;
+  for (std::size_t k = 0; k < a.maps.size() && k < b.maps.size(); ++k)
+    if (a.maps[k].element != b.maps[k].element) return false;
+  return true;
+}
+
+MutantOutcome judge(const std::shared_ptr<const spec::Layout>& original, const enumerate::Enumerated& original_enum,
+                    const Mutant& mutant, const spec::CacheShape& small, const prove::ProveOptions& options) {
+  MutantOutcome out{original->name, mutant.layout->name, mutant.kind, mutant.description, "", "", "", "", ""};
+  enumerate::Enumerated mutant_enum;
+  try {
+    mutant_enum = enumerate::enumerate_layout(mutant.layout, small);
+  } catch (const spec::SpecError& e) {
+    out.verdict = "invalid";
+    out.detail = e.what();
+    return out;
+  }
+  prove::Proof forward = prove::prove(original, mutant.layout, small, options);
+  out.grade = prove::grade_name(forward.grade);
+  out.reason = prove::info(forward.reason).code;
+  // The enumeration is the independent witness on every mutant pair, as on every matrix row.
+  enumerate::CrossCheck cc = enumerate::cross_check(original_enum, mutant_enum);
+  if (cc.grade != forward.grade || cc.reason != forward.reason) {
+    out.verdict = "disagree";
+    out.detail = "cross-check " + prove::grade_name(cc.grade) + " [" + prove::info(cc.reason).code + "] vs prover " + out.grade;
+    return out;
+  }
+  const bool differs = !same_by_enumeration(original_enum, mutant_enum);
+  if (differs && !prove::is_exact(forward.grade)) {
+    out.verdict = "killed";
+    out.caught_by = "grade";
+    out.detail = out.grade + " [" + out.reason + "]";
+    return out;
+  }
+  // An exact grade: either the mutant is equivalent, or it is a valid layout of its own, which only a
+  // proof that the two address functions differ can tell apart.
+  prove::Equivalence e = prove::same_address_function(*original_enum.bound, *mutant_enum.bound, options);
+  if (e.status == prove::Status::Unknown) {
+    out.verdict = "unknown";
+    out.detail = e.detail;
+  } else if (!differs) {
+    out.verdict = e.status == prove::Status::Proved ? "equivalent" : "disagree";
+    out.detail = e.status == prove::Status::Proved ? "the same address function (proven, and equal by enumeration)"
+                                                   : "equal by enumeration but refuted equal: " + e.detail;
+  } else if (e.status == prove::Status::Refuted) {
+    out.verdict = "killed";
+    out.caught_by = "address function";
+    out.detail = "a valid layout of its own (the move original -> mutant is " + out.grade + "); " + e.detail;
+  } else {
+    // The one way a differing mutant survives: the checker claims it is the original's layout.
+    out.verdict = "survived";
+    out.detail = "proven equal but the enumeration places positions differently";
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Controls::ok() const {
+  auto count = [&](const char* v) { auto it = verdicts.find(v); return it == verdicts.end() ? 0 : it->second; };
+  if (count("disagree") || count("unknown") || count("survived")) return false;
+  for (const auto& b : broken)
+    if (!b.ok) return false;
+  for (const auto& s : self_checks)
+    if (!s.ok) return false;
+  return true;
+}
+
+Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const MatrixOptions& options) {
+  Controls c;
+  const spec::CacheShape& small = matrix.caches.at(matrix.cross_check_cache);
+  prove::ProveOptions prove_options = options.prove;
+  if (!prove_options.side_cache) prove_options.side_cache = std::make_shared<prove::SideCache>();
+
+  // Mutants of every engine declaration, on the cross-check shape.
+  std::vector<std::shared_ptr<const spec::Layout>> engines;
+  for (const auto& l : matrix.layouts)
+    if (!l->control) engines.push_back(l);
+  std::vector<enumerate::Enumerated> originals(engines.size());
+  parallel(engines.size(), options.jobs, [&](std::size_t i) { originals[i] = enumerate::enumerate_layout(engines[i], small); });
+  std::vector<std::pair<std::size_t, Mutant>> work;
+  for (std::size_t i = 0; i < engines.size(); ++i)
+    for (auto& m : mutants(*engines[i])) work.emplace_back(i, std::move(m));
+  c.mutants.resize(work.size());
+  parallel(work.size(), options.jobs, [&](std::size_t k) {
+    const auto& [i, m] = work[k];
+    try {
+      c.mutants[k] = judge(engines[i], originals[i], m, small, prove_options);
+    } catch (const std::exception& e) {
+      c.mutants[k] = MutantOutcome{engines[i]->name, m.layout->name, m.kind, m.description, "disagree", "", "", "", std::string("internal error: ") + e.what()};
+    }
+  });
+  std::size_t killed = 0, survived = 0;
+  for (const auto& m : c.mutants) {
+    ++c.verdicts[m.verdict];
+    if (m.verdict == "killed") ++killed;
+    if (m.verdict == "survived") ++survived;
+    if (m.caught_by == "grade") ++c.killed_by_grade;
+  }
+  c.mutation_score = killed + survived == 0 ? 1.0 : static_cast<double>(killed) / static_cast<double>(killed + survived);
+
+  // The broken declarations, refused for their expected reasons in both directions.
+  auto row = [&](const std::string& s, const std::string& t) -> const Row* {
+    for (const auto& r : matrix.rows)
+      if (r.source == s && r.target == t) return &r;
+    return nullptr;
+  };
+  struct Expectation {
+    const char* layout;
+    const char* reason;
+  };
+  for (Expectation e : {Expectation{"broken-collide", "collision"}, {"broken-oob", "out-of-bounds"}, {"broken-nofit", "does-not-fit"}}) {
+    const Row* fwd = row(kReference, e.layout);
+    const Row* bwd = row(e.layout, kReference);
+    BrokenControl b{e.layout, e.reason, matrix.cross_check_cache, "", "", false};
+    if (fwd && bwd) {
+      b.forward = prove::info(fwd->small_reason).code;
+      b.backward = prove::info(bwd->small_reason).code;
+      b.ok = b.forward == e.reason && b.backward == e.reason;
+    }
+    c.broken.push_back(b);
+  }
+
+  // The checker checks itself: with one obligation off, its known-bad pair is no longer caught.
+  struct Known {
+    const char* obligation;
+    const char* source;
+    const char* target;
+  };
+  for (Known k : {Known{"fits", "broken-nofit", kReference}, {"in-bounds", kReference, "broken-oob"},
+                  {"injective", kReference, "broken-collide"}, {"covers", "vllm-flash-nhd-tp2-r0", kReference},
+                  {"carries", kReference, "vllm-flash-nhd-tp2-r0"}, {"values", kReference, "vllm-flash-nhd-fp8"},
+                  {"padding", kReference, "vllm-flash-hnd"}}) {
+    auto s = spec::load_layout(catalog.find_layout(k.source).string());
+    auto t = spec::load_layout(catalog.find_layout(k.target).string());
+    prove::ProveOptions on = options.prove, off = options.prove;
+    off.disabled = {k.obligation};
+    prove::Grade g_on = prove::prove(s, t, small, on).grade;
+    prove::Grade g_off = prove::prove(s, t, small, off).grade;
+    bool ok = g_on != prove::Grade::Unknown && g_off != prove::Grade::Unknown && prove::severity(g_off) < prove::severity(g_on);
+    c.self_checks.push_back({k.obligation, k.source, k.target, matrix.cross_check_cache, prove::grade_name(g_on),
+                             prove::grade_name(g_off), ok});
+  }
+
+  // The fictional engine, graded like any other.
+  for (const auto& r : matrix.rows)
+    if (r.source == kFictional || r.target == kFictional) ++c.fictional_grades[prove::grade_name(r.grade)];
+  c.fictional_statement =
+      std::string(kFictional) + " is made up, and it is graded like every engine: kvlayout proves things about "
+      "declarations (that each is in bounds and injective, and that a move between two of them is exact), not about "
+      "vendors. Whether a declaration describes what an engine really does rests on its citation, which a proof "
+      "cannot check.";
+  return c;
+}
+
+}  // namespace kvlayout::certificate
