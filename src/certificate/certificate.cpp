@@ -180,7 +180,7 @@ std::vector<std::string> compare_certificates(const Json& recorded, const Json& 
   std::vector<std::string> diff;
   auto note = [&](const std::string& s) { diff.push_back(s); };
   // Spec files: added, removed, changed.
-  const Json& rh = recorded.value("spec_hashes", Json::object());
+  const Json rh = recorded.value("spec_hashes", Json::object());
   const Json& fh = fresh["spec_hashes"];
   for (auto it = fh.begin(); it != fh.end(); ++it) {
     if (!rh.contains(it.key())) note("spec " + it.key() + " is not in the certificate");
@@ -192,8 +192,9 @@ std::vector<std::string> compare_certificates(const Json& recorded, const Json& 
   if (recorded.value("counts", Json()) != fresh["counts"]) note("counts differ: recorded " + recorded.value("counts", Json()).dump() + ", now " + fresh["counts"].dump());
   if (recorded.value("equivalence_classes", Json()) != fresh["equivalence_classes"]) note("equivalence classes differ");
   // Rows, by pair.
+  const Json recorded_rows = recorded.value("rows", Json::array());
   std::map<std::string, const Json*> rec;
-  for (const auto& r : recorded.value("rows", Json::array())) rec[key(r)] = &r;
+  for (const auto& r : recorded_rows) rec[key(r)] = &r;
   std::set<std::string> seen;
   for (const auto& r : fresh["rows"]) {
     seen.insert(key(r));
@@ -212,7 +213,7 @@ std::vector<std::string> compare_certificates(const Json& recorded, const Json& 
   for (const auto& [k, r] : rec)
     if (!seen.count(k)) note("row " + k + " is in the certificate but no longer derived");
   // Controls: everything but free-text details.
-  const Json& rc = recorded.value("controls", Json::object());
+  const Json rc = recorded.value("controls", Json::object());
   const Json& fc = fresh["controls"];
   for (const char* field : {"ok", "mutation_score", "broken", "self_checks"})
     if (rc.value(field, Json()) != fc[field]) note(std::string("controls: ") + field + " differ");
