@@ -47,6 +47,18 @@ std::int64_t evaluate(const Expr& e, const Environment& env) {
   }
 }
 
+namespace {
+bool cannot_fail(const Expr& e) {
+  if (e->op == Op::Lookup || e->op == Op::Name) return false;
+  if ((e->op == Op::Div || e->op == Op::Mod || e->op == Op::CeilDiv) &&
+      (e->args[1]->op != Op::Literal || e->args[1]->value == 0))
+    return false;
+  for (const auto& a : e->args)
+    if (!cannot_fail(a)) return false;
+  return true;
+}
+}  // namespace
+
 Expr fold(const Expr& e) {
   if (e->args.empty()) return e;
   std::vector<Expr> args;
@@ -59,6 +71,18 @@ Expr fold(const Expr& e) {
     std::int64_t v[2] = {0, 0};
     for (std::size_t i = 0; i < args.size(); ++i) v[i] = args[i]->value;
     return literal(apply(e->op, std::span<const std::int64_t>(v, args.size())));
+  }
+  // Identities that keep x (so no error inside x can be hidden): x / 1, x * 1, 1 * x, x + 0, 0 + x, x - 0
+  // are x. x % 1 is 0 only when x cannot fail (no table read, no division by a non-constant), since
+  // dropping x would drop its error. SGLang's page_size 1 makes `slot / 1` and `slot % 1` common.
+  auto is = [&](std::size_t i, std::int64_t v) { return args[i]->op == Op::Literal && args[i]->value == v; };
+  switch (e->op) {
+    case Op::Div: if (is(1, 1)) return args[0]; break;
+    case Op::Mul: if (is(1, 1)) return args[0]; if (is(0, 1)) return args[1]; break;
+    case Op::Add: if (is(1, 0)) return args[0]; if (is(0, 0)) return args[1]; break;
+    case Op::Sub: if (is(1, 0)) return args[0]; break;
+    case Op::Mod: if ((is(1, 1) || is(1, -1)) && cannot_fail(args[0])) return literal(0); break;
+    default: break;
   }
   return std::make_shared<const Node>(Node{e->op, e->value, e->name, std::move(args)});
 }

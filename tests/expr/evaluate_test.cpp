@@ -2,6 +2,7 @@
 
 #include "expr/evaluate.hpp"
 #include "expr/parse.hpp"
+#include "expr/print.hpp"
 #include "expr/type.hpp"
 
 using namespace kvlayout::expr;
@@ -51,4 +52,14 @@ TEST_CASE("types separate integers from truth values", "[expr][type]") {
   CHECK_THROWS_WITH(type_of(parse("(a < b) + 1")), Catch::Contains("is a truth value but `+` needs an integer"));
   CHECK_THROWS_AS(type_of(parse("t[a < b]")), TypeError);
   CHECK_THROWS_AS(type_of(parse("!a")), TypeError);
+}
+
+TEST_CASE("folding drops identities but never an operand's error", "[expr][evaluate]") {
+  CHECK(to_string(bind_coords("x / 1 + y * 1 - 0")) == "x + y");
+  CHECK(bind_coords("x % 1")->op == Op::Literal);
+  // t[x] % 1 would be 0 for any in-table read, but a read outside the table must still be reported.
+  Expr kept = bind_coords("t[x] % 1");
+  CHECK(kept->op == Op::Mod);
+  Expr guarded = bind_coords("(10 / (x - 3)) % 1");
+  CHECK(guarded->op == Op::Mod);
 }
