@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "certificate/sha256.hpp"
+#include "spec/sha256.hpp"
 #include "certificate/table.hpp"
 #include "spec/error.hpp"
 
@@ -61,7 +61,7 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
   for (const auto& f : catalog.cache_files()) files.push_back(f);
   std::sort(files.begin(), files.end());
   for (const auto& f : files)
-    hashes[(std::filesystem::path("specs") / std::filesystem::relative(f, catalog.root())).generic_string()] = sha256_file(f.string());
+    hashes[(std::filesystem::path("specs") / std::filesystem::relative(f, catalog.root())).generic_string()] = spec::sha256_file(f.string());
   j["spec_hashes"] = hashes;
 
   std::int64_t positions = 0;

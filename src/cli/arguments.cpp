@@ -13,11 +13,17 @@ Arguments::Arguments(const std::vector<std::string>& args, const std::vector<Fla
       help_ = true;
       continue;
     }
-    if (a.rfind("--", 0) != 0 || a == "--") {
+    std::string name;
+    if (a.size() == 2 && a[0] == '-' && a[1] != '-') {
+      for (const auto& f : flags)
+        if (f.short_name == a.substr(1)) name = f.name;
+      if (name.empty()) throw spec::SpecError("", "", "the unknown flag " + a, "a flag listed by --help");
+    } else if (a.rfind("--", 0) != 0 || a == "--") {
       positional_.push_back(a);
       continue;
+    } else {
+      name = a.substr(2);
     }
-    std::string name = a.substr(2);
     std::optional<std::string> inline_value;
     if (auto eq = name.find('='); eq != std::string::npos) {
       inline_value = name.substr(eq + 1);

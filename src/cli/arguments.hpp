@@ -9,9 +9,12 @@
 namespace kvlayout::cli {
 
 struct FlagSpec {
-  std::string name;       // without the leading "--"
-  bool takes_value = false;
-  bool repeatable = false;
+  FlagSpec(std::string name, bool takes_value = false, bool repeatable = false, std::string short_name = "")
+      : name(std::move(name)), takes_value(takes_value), repeatable(repeatable), short_name(std::move(short_name)) {}
+  std::string name;        // without the leading "--"
+  bool takes_value;
+  bool repeatable;
+  std::string short_name;  // e.g. "o" for -o (optional)
 };
 
 class Arguments {

@@ -11,5 +11,6 @@ int run_addr(const std::vector<std::string>& args);
 int run_prove(const std::vector<std::string>& args);
 int run_matrix(const std::vector<std::string>& args);
 int run_certificate(const std::vector<std::string>& args);
+int run_emit(const std::vector<std::string>& args);
 
 }  // namespace kvlayout::cli

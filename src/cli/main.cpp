@@ -20,6 +20,7 @@ commands:
   prove    prove or refute that moving a cache from one layout to another is exact
   matrix   grade every ordered pair of declared layouts, cross-checked by enumeration (the main job)
   certificate check FILE   re-derive a certificate from the specs and report any difference
+  emit     generate the CPU or CUDA relayout kernel of a proven translation
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
     if (command == "prove") return run_prove(rest);
     if (command == "matrix") return run_matrix(rest);
     if (command == "certificate") return run_certificate(rest);
-    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix, certificate (see kvlayout --help)\n";
+    if (command == "emit") return run_emit(rest);
+    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix, certificate, emit (see kvlayout --help)\n";
     return kBadInput;
   } catch (const kvlayout::spec::SpecError& e) {
     std::cerr << "kvlayout " << command << ": error: " << e.what() << "\n";

@@ -25,8 +25,20 @@ bool collect_cuts(const expr::Expr& e, std::vector<std::set<std::int64_t>>& cuts
       if (!coord) return false;
       auto& c = cuts[static_cast<std::size_t>((*coord)->value)];
       std::int64_t k = (*literal)->value;
-      c.insert(k);
-      if (k < INT64_MAX) c.insert(k + 1);
+      // Where the atom's truth can change: between k - 1 and k (c < k, c >= k), between k and k + 1
+      // (c <= k, c > k), or both (c == k, c != k). Mirrored when the literal is on the left.
+      Op op = e->op;
+      if (coord == &e->args[1]) {
+        switch (op) {
+          case Op::Lt: op = Op::Gt; break;
+          case Op::Le: op = Op::Ge; break;
+          case Op::Gt: op = Op::Lt; break;
+          case Op::Ge: op = Op::Le; break;
+          default: break;
+        }
+      }
+      if (op != Op::Le && op != Op::Gt) c.insert(k);
+      if (op != Op::Lt && op != Op::Ge && k < INT64_MAX) c.insert(k + 1);
       return true;
     }
     default:

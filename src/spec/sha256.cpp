@@ -1,4 +1,4 @@
-#include "certificate/sha256.hpp"
+#include "spec/sha256.hpp"
 
 #include <openssl/evp.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace kvlayout::certificate {
+namespace kvlayout::spec {
 
 std::string sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,4 +31,4 @@ std::string sha256_file(const std::string& path) {
   return out;
 }
 
-}  // namespace kvlayout::certificate
+}  // namespace kvlayout::spec

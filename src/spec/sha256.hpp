@@ -2,8 +2,8 @@
 // SHA-256 of a file, as lowercase hex (OpenSSL's libcrypto).
 #include <string>
 
-namespace kvlayout::certificate {
+namespace kvlayout::spec {
 
 std::string sha256_file(const std::string& path);
 
-}  // namespace kvlayout::certificate
+}  // namespace kvlayout::spec

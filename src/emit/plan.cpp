@@ -1,0 +1,341 @@
+#include "emit/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "expr/evaluate.hpp"
+#include "expr/print.hpp"
+#include "prove/domain_cells.hpp"
+#include "spec/name_check.hpp"
+
+namespace kvlayout::emit {
+
+using expr::Op;
+
+namespace {
+
+// ---- which divisors each coordinate meets ---------------------------------------------------------
+
+// Collects m for every `c / m` and `c % m` (m > 1 literal); marks c opaque when it is divided in any other
+// form (e.g. `(c + 1) / m`), since digits would not express that.
+void collect_divisors(const expr::Expr& e, std::vector<std::set<std::int64_t>>& divisors, std::vector<bool>& opaque) {
+  if ((e->op == Op::Div || e->op == Op::Mod || e->op == Op::CeilDiv) && e->args[1]->op == Op::Literal) {
+    const expr::Expr& a = e->args[0];
+    std::int64_t m = e->args[1]->value;
+    if (a->op == Op::Coord && m > 1 && e->op != Op::CeilDiv) {
+      divisors[static_cast<std::size_t>(a->value)].insert(m);
+      return;
+    }
+  }
+  if (e->op == Op::Div || e->op == Op::Mod || e->op == Op::CeilDiv) {
+    std::function<void(const expr::Expr&)> mark = [&](const expr::Expr& x) {
+      if (x->op == Op::Coord) opaque[static_cast<std::size_t>(x->value)] = true;
+      for (const auto& y : x->args) mark(y);
+    };
+    mark(e->args[0]);
+    mark(e->args[1]);
+  }
+  for (const auto& a : e->args) collect_divisors(a, divisors, opaque);
+}
+
+// ---- rewriting coordinates as digit sums ---------------------------------------------------------
+
+struct Digits {
+  std::vector<std::int64_t> weights;  // ascending: 1, w1, w2, ...
+  std::vector<int> modes;             // mode of each weight (same order)
+  std::int64_t lo = 0;                // opaque coordinate: value = lo + mode
+};
+
+expr::Expr sum_of(const Cell& cell, const Digits& d, std::size_t from, std::size_t to, std::int64_t unit) {
+  expr::Expr s = expr::literal(0);
+  for (std::size_t i = from; i < to; ++i) {
+    const Mode& m = cell.modes[static_cast<std::size_t>(d.modes[i])];
+    expr::Expr term = expr::coord(d.modes[i], m.var);
+    if (d.weights[i] / unit != 1) term = expr::make(Op::Mul, {term, expr::literal(d.weights[i] / unit)});
+    s = expr::make(Op::Add, {s, term});
+  }
+  return expr::fold(s);
+}
+
+expr::Expr rewrite(const expr::Expr& e, const Cell& cell, const std::vector<Digits>& digits) {
+  if (e->op == Op::Coord) {
+    const Digits& d = digits[static_cast<std::size_t>(e->value)];
+    expr::Expr s = sum_of(cell, d, 0, d.weights.size(), 1);
+    return d.lo ? expr::fold(expr::make(Op::Add, {s, expr::literal(d.lo)})) : s;
+  }
+  if ((e->op == Op::Div || e->op == Op::Mod) && e->args[0]->op == Op::Coord && e->args[1]->op == Op::Literal) {
+    const Digits& d = digits[static_cast<std::size_t>(e->args[0]->value)];
+    auto at = std::find(d.weights.begin(), d.weights.end(), e->args[1]->value);
+    if (at != d.weights.end() && d.lo == 0) {
+      std::size_t j = static_cast<std::size_t>(at - d.weights.begin());
+      return e->op == Op::Div ? sum_of(cell, d, j, d.weights.size(), e->args[1]->value) : sum_of(cell, d, 0, j, 1);
+    }
+  }
+  std::vector<expr::Expr> args;
+  for (const auto& a : e->args) args.push_back(rewrite(a, cell, digits));
+  return expr::fold(std::make_shared<const expr::Node>(expr::Node{e->op, e->value, e->name, std::move(args)}));
+}
+
+// ---- affine forms ----------------------------------------------------------------------------------
+
+struct Linear {
+  std::int64_t constant = 0;
+  std::map<int, std::int64_t> coef;               // mode -> coefficient
+  std::vector<std::pair<std::int64_t, expr::Expr>> atoms;
+};
+
+void modes_of(const expr::Expr& e, std::set<int>& out) {
+  if (e->op == Op::Coord) out.insert(static_cast<int>(e->value));
+  for (const auto& a : e->args) modes_of(a, out);
+}
+
+Linear linear(const expr::Expr& e, std::int64_t scale) {
+  Linear l;
+  switch (e->op) {
+    case Op::Literal: l.constant = scale * e->value; return l;
+    case Op::Coord: l.coef[static_cast<int>(e->value)] = scale; return l;
+    case Op::Add:
+    case Op::Sub: {
+      Linear a = linear(e->args[0], scale), b = linear(e->args[1], e->op == Op::Add ? scale : -scale);
+      a.constant += b.constant;
+      for (auto [m, c] : b.coef) a.coef[m] += c;
+      a.atoms.insert(a.atoms.end(), b.atoms.begin(), b.atoms.end());
+      return a;
+    }
+    case Op::Neg: return linear(e->args[0], -scale);
+    case Op::Mul:
+      if (e->args[1]->op == Op::Literal) return linear(e->args[0], scale * e->args[1]->value);
+      if (e->args[0]->op == Op::Literal) return linear(e->args[1], scale * e->args[0]->value);
+      break;
+    default: break;
+  }
+  std::set<int> ms;
+  modes_of(e, ms);
+  if (ms.empty()) {
+    // A constant that folding could not reduce (should not happen after binding).
+    throw EmitError("a constant index term that does not fold: " + expr::to_string(e));
+  }
+  l.atoms.push_back({scale, e});
+  return l;
+}
+
+SideForm side_form(const layout::BoundLayout& b, int tensor, int view, const Cell& cell, const std::vector<Digits>& digits) {
+  SideForm f;
+  f.tensor = tensor;
+  f.view = view;
+  const auto& t = b.tensors[static_cast<std::size_t>(tensor)];
+  const auto& v = t.views[static_cast<std::size_t>(view)];
+  f.constant = v.offset;
+  f.stride.assign(cell.modes.size(), 0);
+  std::map<std::string, std::size_t> atom_index;
+  for (std::size_t k = 0; k < v.index.size(); ++k) {
+    Linear l = linear(rewrite(v.index[k], cell, digits), v.strides[k]);
+    f.constant += l.constant;
+    for (auto [m, c] : l.coef) f.stride[static_cast<std::size_t>(m)] += c;
+    for (auto& [c, e] : l.atoms) {
+      std::string key = expr::to_string(e);
+      auto it = atom_index.find(key);
+      if (it != atom_index.end()) {
+        f.atoms[it->second].coef += c;
+        continue;
+      }
+      Atom a{c, e, {}};
+      std::set<int> ms;
+      modes_of(e, ms);
+      a.modes.assign(ms.begin(), ms.end());
+      atom_index[key] = f.atoms.size();
+      f.atoms.push_back(a);
+    }
+  }
+  f.instance_coord = t.per;
+  for (int i = 0; i < tensor; ++i) f.instance_first += b.tensors[static_cast<std::size_t>(i)].instances;
+  return f;
+}
+
+// ---- cells -----------------------------------------------------------------------------------------
+
+// The first-match domain of each view of a layout, as predicates over coordinates.
+std::vector<std::pair<std::pair<int, int>, expr::Expr>> view_domains(const layout::BoundLayout& b) {
+  std::vector<std::pair<std::pair<int, int>, expr::Expr>> out;
+  expr::Expr earlier = expr::literal(0);
+  for (std::size_t t = 0; t < b.tensors.size(); ++t)
+    for (std::size_t v = 0; v < b.tensors[t].views.size(); ++v) {
+      const expr::Expr& h = b.tensors[t].views[v].holds;
+      out.push_back({{static_cast<int>(t), static_cast<int>(v)},
+                     expr::fold(expr::make(Op::And, {h, expr::make(Op::Not, {earlier})}))});
+      earlier = expr::fold(expr::make(Op::Or, {earlier, h}));
+    }
+  return out;
+}
+
+void collect_reads(const expr::Expr& e, bool on_source, int token, std::vector<TableRead>& reads,
+                   std::set<std::string>& seen, const layout::BoundLayout& b) {
+  if (e->op == Op::Lookup) {
+    std::vector<std::string> names;
+    std::set<int> coords;
+    modes_of(e->args[0], coords);
+    for (int c : coords)
+      if (c != token)
+        throw EmitError("a table entry of " + b.layout->name + " depends on " + b.coord_names[static_cast<std::size_t>(c)] +
+                        " (`" + expr::to_string(e) + "`); generated kernels support entries that depend on the token only");
+    std::string key = std::string(on_source ? "S" : "T") + std::to_string(e->value) + expr::to_string(e->args[0]);
+    if (seen.insert(key).second) reads.push_back({on_source, static_cast<int>(e->value), e->args[0]});
+  }
+  for (const auto& a : e->args) collect_reads(a, on_source, token, reads, seen, b);
+}
+
+std::string digit_name(const std::string& coord, std::int64_t weight, std::int64_t next) {
+  if (next == 0 && weight == 1) return coord;
+  if (next == 0) return coord + "_div" + std::to_string(weight);
+  if (weight == 1) return coord + "_mod" + std::to_string(next);
+  return coord + "_div" + std::to_string(weight) + "_mod" + std::to_string(next / weight);
+}
+
+Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
+               const prove::Cell& box, int token) {
+  Cell cell;
+  const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
+  const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
+  const std::size_t n = S.coord_names.size();
+  std::vector<std::set<std::int64_t>> divisors(n);
+  std::vector<bool> opaque(n, false);
+  for (const auto* v : {&sv, &tv})
+    for (const auto& e : v->index) collect_divisors(e, divisors, opaque);
+  std::vector<Digits> digits(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    CellCoordinate cc{S.coord_names[c], box.ranges[c].lo, box.ranges[c].hi, {}, false};
+    std::vector<std::int64_t> chain(divisors[c].begin(), divisors[c].end());
+    bool usable = !opaque[c] && cc.lo == 0;
+    for (std::size_t i = 1; i < chain.size() && usable; ++i) usable = chain[i] % chain[i - 1] == 0;
+    Digits& d = digits[c];
+    if (!usable) chain.clear();
+    d.weights.push_back(1);
+    d.weights.insert(d.weights.end(), chain.begin(), chain.end());
+    d.lo = usable ? 0 : cc.lo;
+    const std::int64_t span = cc.hi - d.lo + 1;
+    // Modes from the least significant digit up; registered most significant first in cc.modes.
+    for (std::size_t i = 0; i < d.weights.size(); ++i) {
+      Mode m;
+      m.coord = static_cast<int>(c);
+      m.weight = d.weights[i];
+      bool top = i + 1 == d.weights.size();
+      std::int64_t next = top ? 0 : d.weights[i + 1];
+      m.extent = top ? (span + m.weight - 1) / m.weight : next / m.weight;
+      m.top_of_token = top && static_cast<int>(c) == token;
+      m.var = digit_name(cc.name, m.weight, next);
+      d.modes.push_back(static_cast<int>(cell.modes.size()));
+      cell.modes.push_back(m);
+    }
+    cc.modes.assign(d.modes.rbegin(), d.modes.rend());
+    cc.guarded = static_cast<int>(c) == token || span % d.weights.back() != 0;
+    cell.coords.push_back(cc);
+  }
+  cell.source = side_form(S, vs.first, vs.second, cell, digits);
+  cell.target = side_form(T, vt.first, vt.second, cell, digits);
+
+  // Modes that cannot be part of the copied run: read by an atom, selecting an instance, or belonging to a
+  // coordinate checked against its bound.
+  std::vector<bool> pinned(cell.modes.size(), false);
+  for (const SideForm* f : {&cell.source, &cell.target}) {
+    for (const Atom& a : f->atoms)
+      for (int m : a.modes) pinned[static_cast<std::size_t>(m)] = true;
+    if (f->instance_coord >= 0)
+      for (int m : cell.coords[static_cast<std::size_t>(f->instance_coord)].modes) pinned[static_cast<std::size_t>(m)] = true;
+  }
+  for (const auto& cc : cell.coords)
+    if (cc.guarded)
+      for (int m : cc.modes) pinned[static_cast<std::size_t>(m)] = true;
+  std::vector<int> candidates;
+  for (std::size_t m = 0; m < cell.modes.size(); ++m)
+    if (!pinned[m] && cell.modes[m].extent > 1) candidates.push_back(static_cast<int>(m));
+  std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+    return std::abs(cell.target.stride[static_cast<std::size_t>(a)]) < std::abs(cell.target.stride[static_cast<std::size_t>(b)]);
+  });
+  std::int64_t expect = 1;
+  for (int m : candidates) {
+    if (cell.target.stride[static_cast<std::size_t>(m)] != expect || cell.source.stride[static_cast<std::size_t>(m)] != expect) break;
+    cell.run.push_back(m);
+    expect *= cell.modes[static_cast<std::size_t>(m)].extent;
+  }
+  cell.run_elements = expect;
+
+  // The other loops, in the destination's physical order: by the size of the step each takes in the
+  // target (its stride, or the coefficient of the lookup it feeds); the target's instance outermost.
+  auto significance = [&](int m, const SideForm& f) {
+    double s = static_cast<double>(std::abs(f.stride[static_cast<std::size_t>(m)]));
+    for (const Atom& a : f.atoms)
+      if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) s = std::max(s, static_cast<double>(std::abs(a.coef)) * 1.5);
+    if (f.instance_coord >= 0) {
+      const auto& im = cell.coords[static_cast<std::size_t>(f.instance_coord)].modes;
+      if (std::find(im.begin(), im.end(), m) != im.end()) s = 1e300;
+    }
+    return s;
+  };
+  for (std::size_t m = 0; m < cell.modes.size(); ++m) {
+    bool in_run = std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) != cell.run.end();
+    if (!in_run && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
+  }
+  std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) {
+    double ta = significance(a, cell.target), tb = significance(b, cell.target);
+    if (ta != tb) return ta > tb;
+    double sa = significance(a, cell.source), sb = significance(b, cell.source);
+    if (sa != sb) return sa > sb;
+    return cell.modes[static_cast<std::size_t>(a)].weight > cell.modes[static_cast<std::size_t>(b)].weight;
+  });
+  return cell;
+}
+
+}  // namespace
+
+Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T) {
+  if (!S.fits() || !T.fits()) throw EmitError("both layouts must fit the cache shape");
+  if (S.coord_names != T.coord_names) throw EmitError("the layouts hold different content");
+  Plan plan;
+  plan.token_coord = S.coord_index("token");
+  plan.capacity = plan.token_coord >= 0 ? S.coord_extents[static_cast<std::size_t>(plan.token_coord)] : 0;
+  auto ds = view_domains(S), dt = view_domains(T);
+  std::vector<expr::Expr> predicates;
+  for (const auto& d : ds) predicates.push_back(d.second);
+  for (const auto& d : dt) predicates.push_back(d.second);
+  auto boxes = prove::cells(S.coord_extents, predicates);
+  if (!boxes) throw EmitError("a domain is not a combination of single-coordinate bounds");
+  for (const auto& box : *boxes) {
+    int s = -1, t = -1;
+    for (std::size_t i = 0; i < ds.size(); ++i)
+      if (box.truth[i]) s = static_cast<int>(i);
+    for (std::size_t i = 0; i < dt.size(); ++i)
+      if (box.truth[ds.size() + i]) t = static_cast<int>(i);
+    if (s < 0 || t < 0) continue;  // not held by both: nothing moves here
+    plan.cells.push_back(make_cell(S, T, ds[static_cast<std::size_t>(s)].first, dt[static_cast<std::size_t>(t)].first, box, plan.token_coord));
+  }
+  std::set<std::string> seen;
+  for (const auto* b : {&S, &T})
+    for (const auto& t : b->tensors)
+      for (const auto& v : t.views)
+        for (const auto& e : v.index) collect_reads(e, b == &S, plan.token_coord, plan.reads, seen, *b);
+  return plan;
+}
+
+std::string describe(const Plan& plan, const layout::BoundLayout& S, const layout::BoundLayout& T) {
+  std::string out;
+  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+    const Cell& c = plan.cells[i];
+    const auto& st = S.tensors[static_cast<std::size_t>(c.source.tensor)];
+    const auto& tt = T.tensors[static_cast<std::size_t>(c.target.tensor)];
+    out += "cell " + std::to_string(i) + " (" + st.views[static_cast<std::size_t>(c.source.view)].name + " -> " +
+           tt.views[static_cast<std::size_t>(c.target.view)].name + ";";
+    for (const auto& cc : c.coords)
+      if (cc.lo != 0 || cc.hi + 1 != S.coord_extents[static_cast<std::size_t>(&cc - &c.coords[0])])
+        out += " " + cc.name + " " + std::to_string(cc.lo) + ".." + std::to_string(cc.hi);
+    out += "): loops";
+    for (int m : c.loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    out += "; run " + std::to_string(c.run_elements) + " element(s)";
+    for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kvlayout::emit

@@ -1,0 +1,88 @@
+#pragma once
+// The move plan a relayout kernel is printed from, derived from the same bound declarations the proof
+// read. Each logical coordinate is split into mixed-radix digits ("modes") wherever either layout divides
+// it by a constant (token -> token / 16, token % 16), so that every index becomes an affine function of
+// the modes plus a few non-linear atoms (block-table lookups), evaluated once at the loop level where
+// their modes are bound. The innermost loop is the longest run of modes contiguous in both layouts,
+// copied as one block (CuTe's max_common_vector, for two layouts with indirections); the other loops
+// follow the destination's physical order.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "expr/expr.hpp"
+#include "layout/bound_layout.hpp"
+
+namespace kvlayout::emit {
+
+// A pair this generator cannot turn into loops (it names the construct); exit code 2 at the CLI.
+struct EmitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Mode {
+  std::string var;       // C variable name
+  int coord = 0;         // the logical coordinate it is a digit of
+  std::int64_t weight = 1;
+  std::int64_t extent = 1;  // values 0 .. extent-1 (for the token's top digit: at full capacity)
+  bool top_of_token = false;  // its extent shrinks with num_tokens at run time
+};
+
+// coef * e, with e an expression over modes (Coord nodes numbered by mode) that is not affine in them.
+struct Atom {
+  std::int64_t coef = 0;
+  expr::Expr e;
+  std::vector<int> modes;
+};
+
+// One side's element offset as a function of the modes.
+struct SideForm {
+  int tensor = 0;
+  int view = 0;
+  std::int64_t constant = 0;
+  std::vector<std::int64_t> stride;  // per mode
+  std::vector<Atom> atoms;
+  int instance_coord = -1;           // coordinate selecting the tensor instance, or -1
+  std::int64_t instance_first = 0;   // index of the tensor's instance 0 in src[] / dst[]
+};
+
+struct CellCoordinate {
+  std::string name;
+  std::int64_t lo = 0, hi = 0;  // the cell's range
+  std::vector<int> modes;       // its digits, most significant first
+  bool guarded = false;         // its value is checked once all digits are bound (partial top digit)
+};
+
+// One box of positions stored by one source view and one target view.
+struct Cell {
+  std::vector<CellCoordinate> coords;
+  std::vector<Mode> modes;
+  SideForm source, target;
+  std::vector<int> run;          // modes copied as one contiguous run, least significant first
+  std::int64_t run_elements = 1;
+  std::vector<int> loops;        // every other mode with extent > 1, outermost first
+};
+
+// A table entry the kernel reads, as a function of the token (checked at entry for every token moved).
+struct TableRead {
+  bool on_source = true;
+  int table = 0;
+  expr::Expr entry;  // over the logical coordinates (the token only)
+};
+
+struct Plan {
+  std::vector<Cell> cells;
+  int token_coord = -1;
+  std::int64_t capacity = 0;  // the largest num_tokens
+  std::vector<TableRead> reads;
+};
+
+// @pre the pair is graded EXACT_*, SUBSET or (by choice) NOT_EXACT; both sides fit, one content.
+Plan make_plan(const layout::BoundLayout& source, const layout::BoundLayout& target);
+
+// "cell 0 (kv_cache -> kv_cache): loops layer, kv, token/16, head, token%16; run 16 x dim" — for the
+// generated file's header and for tests.
+std::string describe(const Plan& plan, const layout::BoundLayout& source, const layout::BoundLayout& target);
+
+}  // namespace kvlayout::emit

@@ -1,0 +1,107 @@
+#include "emit/statements.hpp"
+
+#include <algorithm>
+
+#include "expr/c_print.hpp"
+
+namespace kvlayout::emit {
+namespace {
+
+// The loop level that binds a mode: its position in the loop order, or -1 for a constant (extent 1).
+int level_of(const Cell& cell, int mode) {
+  auto it = std::find(cell.loops.begin(), cell.loops.end(), mode);
+  return it == cell.loops.end() ? -1 : static_cast<int>(it - cell.loops.begin());
+}
+
+int level_of(const Cell& cell, const std::vector<int>& modes) {
+  int level = -1;
+  for (int m : modes) level = std::max(level, level_of(cell, m));
+  return level;
+}
+
+std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
+
+std::string coordinate_value(const Cell& cell, const CellCoordinate& c) {
+  std::string s = c.lo && c.modes.size() == 1 ? i64(c.lo) : "";
+  for (int m : c.modes) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    std::string term = mode.weight == 1 ? mode.var : mode.var + " * " + i64(mode.weight);
+    s += (s.empty() ? "" : " + ") + term;
+  }
+  return s.empty() ? i64(0) : s;
+}
+
+std::string atom_name(bool source, std::size_t i) { return std::string(source ? "aS" : "aT") + std::to_string(i); }
+std::string offset_name(bool source, int level) {
+  return std::string(source ? "oS" : "oT") + (level < 0 ? "_top" : std::to_string(level));
+}
+
+}  // namespace
+
+std::string pointer_name(bool source) { return source ? "pS" : "pT"; }
+
+std::string final_offset(const Cell& cell, bool source) {
+  return offset_name(source, static_cast<int>(cell.loops.size()) - 1);
+}
+
+std::string extent(const Cell& cell, int mode, const Inputs& in) {
+  const Mode& m = cell.modes[static_cast<std::size_t>(mode)];
+  if (!m.top_of_token) return i64(m.extent);
+  const CellCoordinate& c = cell.coords[static_cast<std::size_t>(m.coord)];
+  std::string end = "kv_min(" + i64(c.hi + 1) + ", " + in.num_tokens + ")";  // one past the last token moved
+  if (c.modes.size() == 1 && m.weight == 1) return "kv_max(INT64_C(0), " + end + " - " + i64(c.lo) + ")";
+  return "kv_max(INT64_C(0), kv_floordiv(" + end + " + " + i64(m.weight - 1) + ", " + i64(m.weight) + "))";
+}
+
+std::vector<std::string> level_statements(const Cell& cell, int level, const Inputs& in, const std::string& skip) {
+  std::vector<std::string> out;
+  if (level < 0)
+    for (std::size_t m = 0; m < cell.modes.size(); ++m)
+      if (level_of(cell, static_cast<int>(m)) < 0 &&
+          std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
+        out.push_back("[[maybe_unused]] constexpr int64_t " + cell.modes[m].var + " = 0;");
+  // Coordinates checked against their bound: the token against num_tokens, a partial top digit.
+  for (const auto& c : cell.coords) {
+    if (!c.guarded || level_of(cell, c.modes) != level) continue;
+    bool token = std::any_of(c.modes.begin(), c.modes.end(),
+                             [&](int m) { return cell.modes[static_cast<std::size_t>(m)].top_of_token; });
+    std::string limit = token ? "kv_min(" + i64(c.hi) + ", " + in.num_tokens + " - 1)" : i64(c.hi);
+    out.push_back("if (" + coordinate_value(cell, c) + " > " + limit + ") " + skip);
+  }
+  // Instance pointers, once the coordinate selecting the instance is known.
+  for (bool source : {true, false}) {
+    const SideForm& f = source ? cell.source : cell.target;
+    const std::string& ptrs = source ? in.src : in.dst;
+    int at = f.instance_coord >= 0 ? level_of(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)].modes) : -1;
+    if (at != level) continue;
+    std::string index = i64(f.instance_first);
+    if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
+    out.push_back(std::string(source ? "const char* const " : "char* const ") + pointer_name(source) + " = static_cast<" +
+                  (source ? "const char*" : "char*") + ">(" + ptrs + "[" + index + "]);");
+  }
+  // Table lookups and other non-affine terms, then the running offsets.
+  for (bool source : {true, false}) {
+    const SideForm& f = source ? cell.source : cell.target;
+    const std::string& tables = source ? in.src_tables : in.dst_tables;
+    std::string sum = level < 0 ? i64(f.constant) : offset_name(source, level - 1);
+    if (level >= 0) {
+      int m = cell.loops[static_cast<std::size_t>(level)];
+      std::int64_t stride = f.stride[static_cast<std::size_t>(m)];
+      if (stride != 0) sum += " + " + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(stride);
+    }
+    for (std::size_t i = 0; i < f.atoms.size(); ++i) {
+      const Atom& a = f.atoms[i];
+      if (level_of(cell, a.modes) != level) continue;
+      std::string value = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
+        if (node.op == expr::Op::Coord) return cell.modes[static_cast<std::size_t>(node.value)].var;
+        return "static_cast<int64_t>(" + tables + "[" + std::to_string(node.value) + "][" + entry + "])";
+      });
+      out.push_back("const int64_t " + atom_name(source, i) + " = " + value + ";");
+      sum += " + " + atom_name(source, i) + " * " + i64(a.coef);
+    }
+    out.push_back("const int64_t " + offset_name(source, level) + " = " + sum + ";");
+  }
+  return out;
+}
+
+}  // namespace kvlayout::emit

@@ -1,0 +1,81 @@
+#include "emit/kernel_fixture.hpp"
+
+#include <dlfcn.h>
+
+#include <stdexcept>
+
+#include "enumerate/patterns.hpp"
+#include "enumerate/reference_move.hpp"
+#include "enumerate/storage.hpp"
+#include "support/run_command.hpp"
+#include "support/temp_dir.hpp"
+
+namespace kvlayout::test {
+
+KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std::string& directory) {
+  std::string command;
+  std::vector<std::string> libraries;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    std::string cpp = directory + "/kernels" + std::to_string(i) + ".cpp";
+    std::string so = directory + "/kernels" + std::to_string(i) + ".so";
+    {
+      FILE* f = std::fopen(cpp.c_str(), "w");
+      std::fputs(sources[i].c_str(), f);
+      std::fclose(f);
+    }
+    command += "g++ -std=c++17 -O1 -fPIC -shared -pthread -Wall -Werror '" + cpp + "' -o '" + so + "' " +
+               (i % 2 == 0 ? "& " : "&& wait; ");
+    libraries.push_back(so);
+  }
+  command += "wait";
+  auto r = run_command(command);
+  if (r.exit_code != 0 || !r.err.empty()) throw std::runtime_error("compiling kernels failed:\n" + r.err.substr(0, 4000));
+  for (const auto& so : libraries) {
+    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+    handles_.push_back(h);
+  }
+}
+
+KernelLibrary::~KernelLibrary() {
+  for (void* h : handles_) dlclose(h);
+}
+
+Kernel KernelLibrary::find(const std::string& name) const {
+  for (void* h : handles_)
+    if (void* f = dlsym(h, name.c_str())) return reinterpret_cast<Kernel>(f);
+  return nullptr;
+}
+
+std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {
+  std::vector<std::vector<std::int32_t>> out;
+  for (std::size_t t = 0; t < e.bound->tables.size(); ++t) {
+    std::vector<std::int32_t> entries;
+    for (std::int64_t i = 0; i < e.bound->tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(e.tables[k].entry(t, i)));
+    out.push_back(std::move(entries));
+  }
+  return out;
+}
+
+KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
+                             std::int64_t num_tokens, int threads) {
+  enumerate::Storage src(*S.bound, S.maps[k]), dst(*T.bound, T.maps[k]), expected(*T.bound, T.maps[k]);
+  const enumerate::Patterns ps = enumerate::patterns_for(S.layout->dtype), pt = enumerate::patterns_for(T.layout->dtype);
+  for (std::int64_t e = 0; e < src.elements(); ++e)
+    src.set(e, ps.safe[static_cast<std::size_t>((e * 7919 + 13) % static_cast<std::int64_t>(ps.safe.size()))]);
+  dst.fill(pt.poison);
+  expected.fill(pt.poison);
+  KernelRun run;
+  run.moved = enumerate::reference_move(S, T, k, num_tokens, src, expected);
+  auto st = int32_tables(S, k), dt = int32_tables(T, k);
+  std::vector<const std::int32_t*> stp, dtp;
+  for (auto& t : st) stp.push_back(t.data());
+  for (auto& t : dt) dtp.push_back(t.data());
+  std::vector<void*> sp = const_cast<enumerate::Storage&>(src).bases(), dp = dst.bases();
+  run.code = kernel(sp.data(), dp.data(), stp.empty() ? nullptr : stp.data(), dtp.empty() ? nullptr : dtp.data(), num_tokens, threads);
+  for (std::size_t b = 0; b < dst.buffers().size(); ++b)
+    for (std::size_t i = 0; i < dst.buffers()[b].size(); ++i) run.wrong_bytes += dst.buffers()[b][i] != expected.buffers()[b][i];
+  return run;
+}
+
+}  // namespace kvlayout::test

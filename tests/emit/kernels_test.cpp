@@ -1,0 +1,105 @@
+// Every emitted CPU kernel of the shipped specs, compiled and run against the byte oracle: destination
+// poisoned first, every byte compared (padding and positions outside the domain must stay poison), under
+// identity, reversed and random block tables, for full and partial token counts and 1 or 3 threads; and
+// every kernel refuses bad input without writing.
+#include <catch2/catch.hpp>
+
+#include "certificate/matrix.hpp"
+#include "emit/emit.hpp"
+#include "emit/kernel_fixture.hpp"
+#include "enumerate/patterns.hpp"
+#include "enumerate/storage.hpp"
+#include "prove/side_cache.hpp"
+#include "spec/catalog.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace kvlayout;
+
+TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto layouts = certificate::load_layouts(catalog);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  std::vector<enumerate::Enumerated> enumerated;
+  for (const auto& l : layouts) enumerated.push_back(enumerate::enumerate_layout(l, small));
+  prove::ProveOptions options;
+  options.side_cache = std::make_shared<prove::SideCache>();
+
+  struct Case {
+    std::size_t s, t;
+    std::string name;
+    prove::Grade grade;
+  };
+  std::vector<Case> cases;
+  std::vector<std::string> sources(4);
+  for (std::size_t s = 0; s < layouts.size(); ++s) {
+    for (std::size_t t = 0; t < layouts.size(); ++t) {
+      prove::Proof p = prove::prove(layouts[s], layouts[t], small, options);
+      if (!emit::emittable(p.grade, true)) continue;
+      emit::EmitOptions o;
+      o.name = "kernel_" + std::to_string(s) + "_" + std::to_string(t);
+      o.allow_not_exact = true;
+      sources[cases.size() % sources.size()] += emit::emit_kernel(p, o);
+      cases.push_back({s, t, o.name, p.grade});
+    }
+  }
+  REQUIRE(cases.size() > 500);
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+
+  std::size_t exact = 0, subset = 0, not_exact = 0;
+  for (const Case& c : cases) {
+    const auto& S = enumerated[c.s];
+    const auto& T = enumerated[c.t];
+    INFO(layouts[c.s]->name << " -> " << layouts[c.t]->name << " (" << prove::grade_name(c.grade) << ")");
+    test::Kernel kernel = library.find(c.name);
+    REQUIRE(kernel != nullptr);
+    exact += prove::is_exact(c.grade);
+    subset += c.grade == prove::Grade::Subset;
+    not_exact += c.grade == prove::Grade::NotExact;
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (std::int64_t n : {small.params.at("num_tokens"), std::int64_t{37}, std::int64_t{0}}) {
+        INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+        test::KernelRun run = test::run_against_oracle(kernel, S, T, k, n, k == 1 ? 3 : 1);
+        CHECK(run.code == 0);
+        CHECK(run.wrong_bytes == 0);
+        if (n > 0) CHECK(run.moved > 0);
+      }
+    }
+    // Bad input: a token count past the capacity, a table entry out of its range; nothing written.
+    test::KernelRun too_many = test::run_against_oracle(kernel, S, T, 0, small.params.at("num_tokens") + 1, 1);
+    CHECK(too_many.code == 1);
+  }
+  CHECK(exact > 400);
+  CHECK(subset > 0);
+  CHECK(not_exact > 0);
+}
+
+TEST_CASE("an emitted kernel refuses a table entry outside its range and a null pointer, writing nothing", "[emit][kernels]") {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()), small);
+  auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-hnd").string()), small);
+  emit::EmitOptions o;
+  o.name = "checked_kernel";
+  std::string source = emit::emit_kernel(prove::prove(S.layout, T.layout, small), o);
+  test::TempDir dir;
+  test::KernelLibrary library({source}, dir.path().string());
+  test::Kernel kernel = library.find("checked_kernel");
+  REQUIRE(kernel);
+
+  enumerate::Storage src(*S.bound, S.maps[0]), dst(*T.bound, T.maps[0]);
+  const auto poison = enumerate::patterns_for(T.layout->dtype).poison;
+  dst.fill(poison);
+  auto st = test::int32_tables(S, 0), dt = test::int32_tables(T, 0);
+  dt[0][2] = 5;  // one past the range [0, 5)
+  std::vector<const std::int32_t*> stp{st[0].data()}, dtp{dt[0].data()};
+  std::vector<void*> sp = src.bases(), dp = dst.bases();
+  CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), 67, 2) == 2);
+  CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), 32, 2) == 0);  // entry 2 is first read by token 32
+  dst.fill(poison);
+  CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), 33, 2) == 2);
+  for (std::int64_t e = 0; e < dst.elements(); ++e) REQUIRE(dst.get(e) == poison);
+  CHECK(kernel(sp.data(), nullptr, stp.data(), dtp.data(), 10, 1) == 3);
+  CHECK(kernel(sp.data(), dp.data(), nullptr, dtp.data(), 10, 1) == 3);
+  CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), -1, 1) == 1);
+}
