@@ -23,7 +23,9 @@ int widest_chunk(const Cell& cell, int sb, int tb) {
   std::int64_t g = cell.run_elements * sb;
   auto fold = [&](const SideForm& f, int bytes) {
     g = std::gcd(g, f.constant * bytes);
-    for (std::int64_t s : f.stride) g = std::gcd(g, s * bytes);
+    for (std::size_t m = 0; m < f.stride.size(); ++m)  // steps between runs (a run's own elements are contiguous)
+      if (std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
+        g = std::gcd(g, f.stride[m] * bytes);
     for (const Atom& a : f.atoms) g = std::gcd(g, a.coef * bytes);
   };
   fold(cell.source, sb);
@@ -143,8 +145,17 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
     w.close();
     w.line();
   }
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    print_cell(w, plan.cells[i], i, sb, tb, convert);
+  // On the GPU a transposing cell needs no tiles: one element per thread, the target-contiguous mode
+  // innermost, so that consecutive threads write consecutive elements.
+  std::vector<Cell> cells = plan.cells;
+  for (Cell& c : cells) {
+    if (c.tile_target_contiguous < 0) continue;
+    c.loops.push_back(c.tile_source_contiguous);
+    c.loops.push_back(c.tile_target_contiguous);
+    c.tile_target_contiguous = c.tile_source_contiguous = c.tile_guard = -1;
+  }
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    print_cell(w, cells[i], i, sb, tb, convert);
     w.line();
   }
   w.line("}  // namespace kvlayout_generated_" + o.name).line();
@@ -166,8 +177,7 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
     w.line("if (cudaMemcpyFromSymbol(&error, kv_error, sizeof error) != cudaSuccess) return 4;");
     w.line("if (error != 0) return error;");
   }
-  for (std::size_t i = 0; i < plan.cells.size(); ++i)
-    print_launch(w, plan.cells[i], i, widest_chunk(plan.cells[i], sb, tb), sb, convert);
+  for (std::size_t i = 0; i < cells.size(); ++i) print_launch(w, cells[i], i, widest_chunk(cells[i], sb, tb), sb, convert);
   w.line("if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 4;");
   w.line("return 0;");
   w.close();

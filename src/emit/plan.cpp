@@ -260,6 +260,41 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     expect *= cell.modes[static_cast<std::size_t>(m)].extent;
   }
   cell.run_elements = expect;
+  if (cell.run.empty()) {
+    // Tile candidates: the run candidates, and the lowest digit of a bound-checked coordinate (the token's
+    // slot in its block), whose bound is then checked per tile.
+    std::vector<int> tileable = candidates;
+    int guarded_digit_coord = -1;
+    for (std::size_t c = 0; c < cell.coords.size(); ++c) {
+      const auto& cc = cell.coords[c];
+      if (!cc.guarded || cc.modes.empty()) continue;
+      int lowest = cc.modes.back();
+      bool blocked = false;
+      for (const SideForm* f : {&cell.source, &cell.target}) {
+        for (const Atom& a : f->atoms)
+          blocked = blocked || std::find(a.modes.begin(), a.modes.end(), lowest) != a.modes.end();
+        blocked = blocked || f->instance_coord == static_cast<int>(c);
+      }
+      if (!blocked && cell.modes[static_cast<std::size_t>(lowest)].weight == 1 && cell.modes[static_cast<std::size_t>(lowest)].extent > 1) {
+        tileable.push_back(lowest);
+      }
+    }
+    auto find = [&](const SideForm& f) {
+      for (int m : tileable)
+        if (f.stride[static_cast<std::size_t>(m)] == 1 && cell.modes[static_cast<std::size_t>(m)].extent % 8 == 0) return m;
+      return -1;
+    };
+    int across = find(cell.target), down = find(cell.source);
+    if (across >= 0 && down >= 0 && across != down) {
+      for (int m : {across, down}) {
+        const auto& cc = cell.coords[static_cast<std::size_t>(cell.modes[static_cast<std::size_t>(m)].coord)];
+        if (cc.guarded) guarded_digit_coord = cell.modes[static_cast<std::size_t>(m)].coord;
+      }
+      cell.tile_target_contiguous = across;
+      cell.tile_source_contiguous = down;
+      cell.tile_guard = guarded_digit_coord;
+    }
+  }
 
   // The other loops, in the destination's physical order: by the size of the step each takes in the
   // target (its stride, or the coefficient of the lookup it feeds); the target's instance outermost.
@@ -275,7 +310,8 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
   };
   for (std::size_t m = 0; m < cell.modes.size(); ++m) {
     bool in_run = std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) != cell.run.end();
-    if (!in_run && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
+    bool in_tile = static_cast<int>(m) == cell.tile_target_contiguous || static_cast<int>(m) == cell.tile_source_contiguous;
+    if (!in_run && !in_tile && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
   }
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) {
     double ta = significance(a, cell.target), tb = significance(b, cell.target);
@@ -331,8 +367,13 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
         out += " " + cc.name + " " + std::to_string(cc.lo) + ".." + std::to_string(cc.hi);
     out += "): loops";
     for (int m : c.loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
-    out += "; run " + std::to_string(c.run_elements) + " element(s)";
-    for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    if (c.tile_target_contiguous >= 0) {
+      out += "; 8 x 8 tiles transposing " + c.modes[static_cast<std::size_t>(c.tile_source_contiguous)].var + " (source-contiguous) and " +
+             c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var + " (target-contiguous)";
+    } else {
+      out += "; run " + std::to_string(c.run_elements) + " element(s)";
+      for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    }
     out += "\n";
   }
   return out;

@@ -62,6 +62,12 @@ struct Cell {
   std::vector<int> run;          // modes copied as one contiguous run, least significant first
   std::int64_t run_elements = 1;
   std::vector<int> loops;        // every other mode with extent > 1, outermost first
+  // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
+  // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
+  // inside the innermost loop instead of element by element; -1 when not.
+  int tile_target_contiguous = -1;  // target stride 1
+  int tile_source_contiguous = -1;  // source stride 1
+  int tile_guard = -1;              // a bound-checked coordinate whose lowest digit is a tile mode (checked per tile)
 };
 
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).

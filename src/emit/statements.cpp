@@ -21,9 +21,10 @@ int level_of(const Cell& cell, const std::vector<int>& modes) {
 
 std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
-std::string coordinate_value(const Cell& cell, const CellCoordinate& c) {
+std::string coordinate_value(const Cell& cell, const CellCoordinate& c, int without = -1) {
   std::string s = c.lo && c.modes.size() == 1 ? i64(c.lo) : "";
   for (int m : c.modes) {
+    if (m == without) continue;
     const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
     std::string term = mode.weight == 1 ? mode.var : mode.var + " * " + i64(mode.weight);
     s += (s.empty() ? "" : " + ") + term;
@@ -40,6 +41,46 @@ std::string offset_name(bool source, int level) {
 
 std::string pointer_name(bool source) { return source ? "pS" : "pT"; }
 
+std::string next_displacement_name() { return "source_next"; }
+
+int prefetch_level(const Cell& cell) {
+  int best = -1;
+  for (const Atom& a : cell.source.atoms) {
+    int level = level_of(cell, a.modes);
+    if (level >= 0 && a.e->op == expr::Op::Lookup) best = std::max(best, level);
+  }
+  return best;
+}
+
+std::string next_displacement(const Cell& cell, int level, const Inputs& in, const std::string& bound) {
+  if (level < 0) return "";
+  const int mode = cell.loops[static_cast<std::size_t>(level)];
+  const std::string& var = cell.modes[static_cast<std::size_t>(mode)].var;
+  std::string sum;
+  for (std::size_t i = 0; i < cell.source.atoms.size(); ++i) {
+    const Atom& a = cell.source.atoms[i];
+    if (level_of(cell, a.modes) != level) continue;
+    std::string next = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
+      if (node.op == expr::Op::Coord)
+        return static_cast<int>(node.value) == mode ? "(" + var + " + 1)" : cell.modes[static_cast<std::size_t>(node.value)].var;
+      return "static_cast<int64_t>(" + in.src_tables + "[" + std::to_string(node.value) + "][" + entry + "])";
+    });
+    sum += (sum.empty() ? "" : " + ") + ("(" + next + " - " + atom_name(true, i) + ") * " + i64(a.coef));
+  }
+  if (sum.empty()) return "";
+  return var + " + 1 < " + bound + " ? " + sum + " : INT64_C(0)";
+}
+
+std::string coordinate_base(const Cell& cell, int coord, int without) {
+  return coordinate_value(cell, cell.coords[static_cast<std::size_t>(coord)], without);
+}
+
+std::string coordinate_limit(const Cell& cell, int coord, const Inputs& in) {
+  const CellCoordinate& c = cell.coords[static_cast<std::size_t>(coord)];
+  bool token = std::any_of(c.modes.begin(), c.modes.end(), [&](int m) { return cell.modes[static_cast<std::size_t>(m)].top_of_token; });
+  return token ? "kv_min(" + i64(c.hi) + ", " + in.num_tokens + " - 1)" : i64(c.hi);
+}
+
 std::string final_offset(const Cell& cell, bool source) {
   return offset_name(source, static_cast<int>(cell.loops.size()) - 1);
 }
@@ -55,18 +96,18 @@ std::string extent(const Cell& cell, int mode, const Inputs& in) {
 
 std::vector<std::string> level_statements(const Cell& cell, int level, const Inputs& in, const std::string& skip) {
   std::vector<std::string> out;
+  auto in_tile = [&](int m) { return m == cell.tile_target_contiguous || m == cell.tile_source_contiguous; };
   if (level < 0)
     for (std::size_t m = 0; m < cell.modes.size(); ++m)
-      if (level_of(cell, static_cast<int>(m)) < 0 &&
+      if (level_of(cell, static_cast<int>(m)) < 0 && !in_tile(static_cast<int>(m)) &&
           std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
         out.push_back("[[maybe_unused]] constexpr int64_t " + cell.modes[m].var + " = 0;");
   // Coordinates checked against their bound: the token against num_tokens, a partial top digit.
   for (const auto& c : cell.coords) {
     if (!c.guarded || level_of(cell, c.modes) != level) continue;
-    bool token = std::any_of(c.modes.begin(), c.modes.end(),
-                             [&](int m) { return cell.modes[static_cast<std::size_t>(m)].top_of_token; });
-    std::string limit = token ? "kv_min(" + i64(c.hi) + ", " + in.num_tokens + " - 1)" : i64(c.hi);
-    out.push_back("if (" + coordinate_value(cell, c) + " > " + limit + ") " + skip);
+    if (&c - &cell.coords[0] == cell.tile_guard) continue;  // checked per tile by the printer
+    out.push_back("if (" + coordinate_value(cell, c) + " > " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in) +
+                  ") " + skip);
   }
   // Instance pointers, once the coordinate selecting the instance is known.
   for (bool source : {true, false}) {

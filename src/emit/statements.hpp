@@ -27,6 +27,17 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
 std::string final_offset(const Cell& cell, bool source);
 // The source / target instance pointer variable.
 std::string pointer_name(bool source);
+// The value of coordinate `coord` with mode `without` taken as 0, and the largest value the coordinate may
+// take in this cell (the token's: num_tokens - 1), for checking a tile against the bound.
+std::string coordinate_base(const Cell& cell, int coord, int without);
+std::string coordinate_limit(const Cell& cell, int coord, const Inputs& in);
+// The source displacement of the next iteration of the loop at `level`, when a table lookup of the source
+// is computed there (the next block of a paged source): an expression, or empty when there is none. The
+// printed code defines it as a variable named by next_displacement_name().
+std::string next_displacement(const Cell& cell, int level, const Inputs& in, const std::string& bound);
+std::string next_displacement_name();
+// The level of the innermost loop whose next iteration moves the source through a table lookup, or -1.
+int prefetch_level(const Cell& cell);
 // A loop's extent as an expression (the token's top digit depends on num_tokens).
 std::string extent(const Cell& cell, int mode, const Inputs& in);
 

@@ -44,13 +44,14 @@ std::string to_c(const Expr& e, const LeafPrinter& leaf) {
 }
 
 std::string c_helpers(const std::string& q) {
-  return q + " static inline int64_t kv_floordiv(int64_t a, int64_t b) {\n"
-             "  int64_t q = a / b;\n"
-             "  return q - ((a % b != 0) & ((a < 0) != (b < 0)));\n"
-             "}\n" +
-         q + " static inline int64_t kv_floormod(int64_t a, int64_t b) { return a - b * kv_floordiv(a, b); }\n" + q +
-         " static inline int64_t kv_min(int64_t a, int64_t b) { return a < b ? a : b; }\n" + q +
-         " static inline int64_t kv_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
+  // [[maybe_unused]]: a kernel uses only some of them, and nvcc warns about the others.
+  const std::string def = "[[maybe_unused]] " + q + (q.empty() ? "" : " ") + "static inline int64_t ";
+  return def + "kv_floordiv(int64_t a, int64_t b) {\n"
+               "  int64_t q = a / b;\n"
+               "  return q - ((a % b != 0) & ((a < 0) != (b < 0)));\n"
+               "}\n" +
+         def + "kv_floormod(int64_t a, int64_t b) { return a - b * kv_floordiv(a, b); }\n" + def +
+         "kv_min(int64_t a, int64_t b) { return a < b ? a : b; }\n" + def + "kv_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
 }
 
 }  // namespace kvlayout::expr

@@ -23,7 +23,7 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
       std::fputs(sources[i].c_str(), f);
       std::fclose(f);
     }
-    command += "g++ -std=c++17 -O1 -fPIC -shared -pthread -Wall -Werror '" + cpp + "' -o '" + so + "' " +
+    command += "g++ -std=c++17 -O0 -fPIC -shared -pthread -Wall -Werror '" + cpp + "' -o '" + so + "' " +
                (i % 2 == 0 ? "& " : "&& wait; ");
     libraries.push_back(so);
   }
