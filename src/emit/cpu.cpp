@@ -43,7 +43,8 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
   };
   const std::string d = pointer_name(false) + " + " + final_offset(cell, false) + " * " + std::to_string(target_bytes);
   if (cell.tile_target_contiguous >= 0) {
-    const Mode& across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
+    Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
+    across.extent = cell.tile_target_extent;  // with the coalesced modes
     const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
     const std::int64_t source_row = cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)];
     const std::int64_t target_row = cell.target.stride[static_cast<std::size_t>(cell.tile_source_contiguous)];
@@ -65,7 +66,21 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         acrosses = "acrosses";
       }
     }
-    w.open("for (int64_t across0 = 0; across0 < " + i64(across.extent) + "; across0 += 8)");
+    const bool lines = !convert && source_bytes == 2 && across.extent % 32 == 0;
+    std::string across_start = "0";
+    if (lines) {
+      // Whole 64-byte target lines, 8 rows at a time, when all 8 rows are moved and streaming pays.
+      w.line("int64_t across_done = 0;");
+      w.open("if (" + downs + " == 8 && stream)");
+      w.open("for (; across_done < " + i64(across.extent) + "; across_done += 32)");
+      w.line("kv_transpose_lines(" + d + " + (across_done + down0 * " + i64(target_row) + ") * " + std::to_string(target_bytes) +
+             ", " + i64(target_row * target_bytes) + ", " + s + " + (across_done * " + i64(source_row) + " + down0) * " +
+             std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + ");");
+      w.close();
+      w.close();
+      across_start = "across_done";
+    }
+    w.open("for (int64_t across0 = " + across_start + "; across0 < " + i64(across.extent) + "; across0 += 8)");
     if (acrosses == "acrosses") {
       std::string first = coordinate_base(cell, cell.tile_guard, cell.tile_target_contiguous) + " + across0";
       w.line("const int64_t acrosses = kv_min(INT64_C(8), " + coordinate_limit(cell, cell.tile_guard, kInputs) + " - (" + first + ") + 1);");
@@ -162,6 +177,41 @@ template <int ELEMENT>
   (void)stream;
   for (int64_t b = 0; b < bs; ++b)
     for (int64_t a = 0; a < as; ++a) std::memcpy(to + b * to_row + a * ELEMENT, from + a * from_row + b * ELEMENT, ELEMENT);
+}
+
+// Four 8 x 8 tiles side by side (32 elements along a, 8 along b) of 16-bit elements, each target row
+// written as one whole 64-byte line: streamed when the line is aligned, so write-combining completes it
+// without reading it first (an 8 x 8 tile alone would leave 8 lines half-written).
+[[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row) {
+#if defined(__SSE2__)
+  __m128i rows[8][4];
+  for (int q = 0; q < 4; ++q) {
+    __m128i r[8], t[8], u[8];
+    for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + (q * 8 + a) * from_row));
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    u[0] = _mm_unpacklo_epi32(t[0], t[2]); u[1] = _mm_unpackhi_epi32(t[0], t[2]);
+    u[2] = _mm_unpacklo_epi32(t[1], t[3]); u[3] = _mm_unpackhi_epi32(t[1], t[3]);
+    u[4] = _mm_unpacklo_epi32(t[4], t[6]); u[5] = _mm_unpackhi_epi32(t[4], t[6]);
+    u[6] = _mm_unpacklo_epi32(t[5], t[7]); u[7] = _mm_unpackhi_epi32(t[5], t[7]);
+    rows[0][q] = _mm_unpacklo_epi64(u[0], u[4]); rows[1][q] = _mm_unpackhi_epi64(u[0], u[4]);
+    rows[2][q] = _mm_unpacklo_epi64(u[1], u[5]); rows[3][q] = _mm_unpackhi_epi64(u[1], u[5]);
+    rows[4][q] = _mm_unpacklo_epi64(u[2], u[6]); rows[5][q] = _mm_unpackhi_epi64(u[2], u[6]);
+    rows[6][q] = _mm_unpacklo_epi64(u[3], u[7]); rows[7][q] = _mm_unpackhi_epi64(u[3], u[7]);
+  }
+  for (int b = 0; b < 8; ++b) {
+    char* line = to + b * to_row;
+    if (reinterpret_cast<uintptr_t>(line) % 64 == 0) {
+      for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[b][q]);
+    } else {
+      for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[b][q]);
+    }
+  }
+#else
+  for (int q = 0; q < 4; ++q) kv_transpose_tile<2>(to + q * 16, to_row, from + q * 8 * from_row, from_row, 8, 8, false);
+#endif
 }
 
 )";

@@ -151,8 +151,10 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
   for (Cell& c : cells) {
     if (c.tile_target_contiguous < 0) continue;
     c.loops.push_back(c.tile_source_contiguous);
+    for (auto it = c.tile_target_merged.rbegin(); it != c.tile_target_merged.rend(); ++it) c.loops.push_back(*it);
     c.loops.push_back(c.tile_target_contiguous);
     c.tile_target_contiguous = c.tile_source_contiguous = c.tile_guard = -1;
+    c.tile_target_merged.clear();
   }
   for (std::size_t i = 0; i < cells.size(); ++i) {
     print_cell(w, cells[i], i, sb, tb, convert);

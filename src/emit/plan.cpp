@@ -293,6 +293,23 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
       cell.tile_target_contiguous = across;
       cell.tile_source_contiguous = down;
       cell.tile_guard = guarded_digit_coord;
+      // Coalesce: a mode whose strides continue the across axis in both layouts joins it, so that the
+      // tiles walk whole target rows (e.g. head and dim of a [slot][head][dim] target).
+      cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
+      const std::int64_t step_source = cell.source.stride[static_cast<std::size_t>(across)];
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (int m : candidates) {
+          if (m == across || m == down || std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
+            continue;
+          if (cell.target.stride[static_cast<std::size_t>(m)] == cell.tile_target_extent &&
+              cell.source.stride[static_cast<std::size_t>(m)] == step_source * cell.tile_target_extent) {
+            cell.tile_target_merged.push_back(m);
+            cell.tile_target_extent *= cell.modes[static_cast<std::size_t>(m)].extent;
+            grew = true;
+          }
+        }
+      }
     }
   }
 
@@ -310,7 +327,9 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
   };
   for (std::size_t m = 0; m < cell.modes.size(); ++m) {
     bool in_run = std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) != cell.run.end();
-    bool in_tile = static_cast<int>(m) == cell.tile_target_contiguous || static_cast<int>(m) == cell.tile_source_contiguous;
+    bool in_tile = static_cast<int>(m) == cell.tile_target_contiguous || static_cast<int>(m) == cell.tile_source_contiguous ||
+                   std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), static_cast<int>(m)) !=
+                       cell.tile_target_merged.end();
     if (!in_run && !in_tile && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
   }
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) {
@@ -368,8 +387,10 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
     out += "): loops";
     for (int m : c.loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
     if (c.tile_target_contiguous >= 0) {
+      std::string across = c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var;
+      for (int m : c.tile_target_merged) across = c.modes[static_cast<std::size_t>(m)].var + "*" + across;
       out += "; 8 x 8 tiles transposing " + c.modes[static_cast<std::size_t>(c.tile_source_contiguous)].var + " (source-contiguous) and " +
-             c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var + " (target-contiguous)";
+             across + " (target-contiguous)";
     } else {
       out += "; run " + std::to_string(c.run_elements) + " element(s)";
       for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;

@@ -68,6 +68,10 @@ struct Cell {
   int tile_target_contiguous = -1;  // target stride 1
   int tile_source_contiguous = -1;  // source stride 1
   int tile_guard = -1;              // a bound-checked coordinate whose lowest digit is a tile mode (checked per tile)
+  // Modes merged into the target-contiguous tile axis (CuTe's coalesce: each one's strides are the previous
+  // ones' times their extent, in both layouts), and the merged axis' extent.
+  std::vector<int> tile_target_merged;
+  std::int64_t tile_target_extent = 0;
 };
 
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).

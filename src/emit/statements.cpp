@@ -96,7 +96,10 @@ std::string extent(const Cell& cell, int mode, const Inputs& in) {
 
 std::vector<std::string> level_statements(const Cell& cell, int level, const Inputs& in, const std::string& skip) {
   std::vector<std::string> out;
-  auto in_tile = [&](int m) { return m == cell.tile_target_contiguous || m == cell.tile_source_contiguous; };
+  auto in_tile = [&](int m) {
+    return m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
+           std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end();
+  };
   if (level < 0)
     for (std::size_t m = 0; m < cell.modes.size(); ++m)
       if (level_of(cell, static_cast<int>(m)) < 0 && !in_tile(static_cast<int>(m)) &&

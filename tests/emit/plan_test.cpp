@@ -1,0 +1,107 @@
+// The move plan: what "fast by construction" means, checked on the plan itself.
+#include <catch2/catch.hpp>
+
+#include "emit/emit.hpp"
+#include "emit/plan.hpp"
+#include "prove/proof.hpp"
+#include "spec/catalog.hpp"
+
+using namespace kvlayout;
+
+namespace {
+
+struct Planned {
+  layout::BoundLayout source, target;
+  emit::Plan plan;
+};
+
+Planned plan_for(const std::string& s, const std::string& t, const std::string& cache) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto c = spec::load_cache(catalog.find_cache(cache).string());
+  Planned p{layout::bind(spec::load_layout(catalog.find_layout(s).string()), c),
+            layout::bind(spec::load_layout(catalog.find_layout(t).string()), c), {}};
+  p.plan = emit::make_plan(p.source, p.target);
+  return p;
+}
+
+std::vector<std::string> loop_names(const emit::Cell& cell) {
+  std::vector<std::string> out;
+  for (int m : cell.loops) out.push_back(cell.modes[static_cast<std::size_t>(m)].var);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("NHD -> HND: the head loop sits between the block and the slot, a 128-element run, lookups hoisted", "[emit][plan]") {
+  auto p = plan_for("vllm-flash-nhd", "vllm-flash-hnd", "llama-3.1-70b");
+  REQUIRE(p.plan.cells.size() == 1);
+  const auto& c = p.plan.cells[0];
+  CHECK(c.run_elements == 128);
+  CHECK(loop_names(c) == std::vector<std::string>{"layer", "kv", "token_div16", "head", "token_mod16"});
+  // Both block-table lookups read only the block digit: computed once per block, not per element.
+  for (const auto* side : {&c.source, &c.target}) {
+    REQUIRE(side->atoms.size() == 1);
+    CHECK(side->atoms[0].modes.size() == 1);
+    CHECK(c.modes[static_cast<std::size_t>(side->atoms[0].modes[0])].var == "token_div16");
+  }
+}
+
+TEST_CASE("dense-in-both runs are coalesced: NHD -> LMCache copies 1024 elements (heads x dims) at once", "[emit][plan]") {
+  auto p = plan_for("vllm-flash-nhd", "lmcache-2ltd", "llama-3.1-8b");
+  REQUIRE(p.plan.cells.size() == 1);
+  CHECK(p.plan.cells[0].run_elements == 8 * 128);
+  CHECK(loop_names(p.plan.cells[0]) == std::vector<std::string>{"kv", "layer", "token_div16", "token_mod16"});
+}
+
+TEST_CASE("two block sizes split the token into digits of both (TRT-LLM's 32 over vLLM's 16)", "[emit][plan]") {
+  auto p = plan_for("trtllm-pool", "vllm-flash-nhd", "llama-3.1-8b");
+  REQUIRE(p.plan.cells.size() == 1);
+  auto names = loop_names(p.plan.cells[0]);
+  CHECK(std::find(names.begin(), names.end(), "token_div32") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "token_div16_mod2") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "token_mod16") != names.end());
+}
+
+TEST_CASE("the legacy token-fastest V cache is moved in 8 x 8 tiles along the coalesced head*dim axis", "[emit][plan]") {
+  auto p = plan_for("vllm-paged-legacy", "vllm-flash-nhd", "llama-3.1-8b");
+  REQUIRE(p.plan.cells.size() == 2);
+  const auto& k = p.plan.cells[0];
+  const auto& v = p.plan.cells[1];
+  CHECK(k.run_elements == 8);  // x-packed key: 16-byte runs
+  CHECK(v.tile_target_contiguous >= 0);
+  CHECK(v.modes[static_cast<std::size_t>(v.tile_source_contiguous)].var == "token_mod16");
+  CHECK(v.tile_target_extent == 8 * 128);
+  CHECK(v.tile_guard >= 0);  // the token is checked per tile
+}
+
+TEST_CASE("a TP shard target moves only its heads, as one run", "[emit][plan]") {
+  auto p = plan_for("vllm-flash-nhd", "vllm-flash-nhd-tp2-r1", "llama-3.1-70b");
+  REQUIRE(p.plan.cells.size() == 1);
+  const auto& c = p.plan.cells[0];
+  CHECK(c.coords[3].lo == 4);
+  CHECK(c.coords[3].hi == 7);
+  CHECK(c.run_elements == 4 * 128);
+}
+
+TEST_CASE("the emitted header records the proof facts and the ABI", "[emit][header]") {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  auto proof = prove::prove(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()),
+                            spec::load_layout(catalog.find_layout("sglang-mha").string()), small);
+  for (auto target : {emit::Target::Cpu, emit::Target::Cuda}) {
+    emit::EmitOptions o;
+    o.target = target;
+    o.name = "move_it";
+    std::string text = emit::emit_kernel(proof, o);
+    CHECK_THAT(text, Catch::Contains("vllm-flash-nhd -> sglang-mha on cache shape small"));
+    CHECK_THAT(text, Catch::Contains("grade        EXACT_TOKEN [padding]"));
+    CHECK_THAT(text, Catch::Contains("source spec  ") && Catch::Contains("sha256 "));
+    CHECK_THAT(text, Catch::Contains("cache shape  small (") && Catch::Contains("num_tokens 67"));
+    CHECK_THAT(text, Catch::Contains("tool         kvlayout"));
+    CHECK_THAT(text, Catch::Contains("extern \"C\" int move_it(void* const* src, void* const* dst, const int32_t* const* src_tables"));
+    CHECK_THAT(text, Catch::Contains("dst[0..1]  k_buffer for layer 0..1") && Catch::Contains("dst[2..3]  v_buffer for layer 0..1"));
+  }
+  emit::EmitOptions bad;
+  bad.name = "2fast";
+  CHECK_THROWS_WITH(emit::emit_kernel(proof, bad), Catch::Contains("a C identifier"));
+}
