@@ -26,15 +26,6 @@ std::size_t Matrix::errors() const {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.error.empty(); }));
 }
 
-std::vector<std::shared_ptr<const spec::Layout>> load_layouts(const spec::Catalog& catalog) {
-  std::vector<std::shared_ptr<const spec::Layout>> layouts;
-  for (const auto& f : catalog.layout_files()) layouts.push_back(spec::load_layout(f.string()));
-  std::sort(layouts.begin(), layouts.end(), [](const auto& a, const auto& b) {
-    return std::make_pair(a->control, a->name) < std::make_pair(b->control, b->name);
-  });
-  return layouts;
-}
-
 std::string proof_cache(const spec::Layout& source, const spec::Layout& target, const MatrixOptions& options) {
   if (options.cache) return *options.cache;
   bool kv = source.content.name == "kv-heads" && target.content.name == "kv-heads";
@@ -83,7 +74,7 @@ spec::Json deciding_counterexample(const prove::Proof& p) {
 Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
   auto start = std::chrono::steady_clock::now();
   Matrix m;
-  m.layouts = load_layouts(catalog);
+  m.layouts = spec::load_layouts(catalog);
   m.cross_check_cache = options.cross_check_cache;
   auto load_cache = [&](const std::string& name) {
     if (!m.caches.count(name)) m.caches.emplace(name, spec::load_cache(catalog.find_cache(name).string()));

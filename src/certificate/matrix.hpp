@@ -65,7 +65,4 @@ std::string proof_cache(const spec::Layout& source, const spec::Layout& target, 
 // Throws SpecError for bad input (a malformed spec, an unknown cache shape).
 Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options);
 
-// Sorted: engines by name, then controls by name.
-std::vector<std::shared_ptr<const spec::Layout>> load_layouts(const spec::Catalog& catalog);
-
 }  // namespace kvlayout::certificate

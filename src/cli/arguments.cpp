@@ -54,6 +54,11 @@ Arguments::Arguments(const std::vector<std::string>& args, const std::vector<Fla
   }
 }
 
+void Arguments::require_no_positional() const {
+  if (!positional_.empty())
+    throw spec::SpecError("", "", "the argument \"" + positional_.front() + "\"", "no positional arguments");
+}
+
 std::optional<std::string> Arguments::value(const std::string& flag) const {
   auto it = values_.find(flag);
   if (it == values_.end()) return std::nullopt;

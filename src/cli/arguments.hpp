@@ -27,6 +27,8 @@ class Arguments {
   std::optional<std::string> value(const std::string& flag) const;
   std::vector<std::string> values(const std::string& flag) const;
   bool help() const { return help_; }
+  // Throws SpecError (exit 2) naming the first positional argument, for commands that take none.
+  void require_no_positional() const;
 
  private:
   std::vector<std::string> positional_;

@@ -39,11 +39,9 @@ int run_list(const std::vector<std::string>& argv) {
     std::cout << kHelp;
     return kOk;
   }
-  if (!args.positional().empty())
-    throw spec::SpecError("", "", "the argument \"" + args.positional().front() + "\"", "no positional arguments");
+  args.require_no_positional();
   spec::Catalog catalog = catalog_from(args);
-  std::vector<std::shared_ptr<const spec::Layout>> layouts;
-  for (const auto& file : catalog.layout_files()) layouts.push_back(spec::load_layout(file.string()));
+  std::vector<std::shared_ptr<const spec::Layout>> layouts = spec::load_layouts(catalog);
 
   if (args.has("json")) {
     spec::Json out = spec::Json::array();

@@ -69,8 +69,7 @@ int run_matrix(const std::vector<std::string>& argv) {
     std::cout << kHelp;
     return kOk;
   }
-  if (!args.positional().empty())
-    throw spec::SpecError("", "", "the argument \"" + args.positional().front() + "\"", "no positional arguments");
+  args.require_no_positional();
   spec::Catalog catalog = catalog_from(args);
   certificate::MatrixOptions options = matrix_options_from(args);
   certificate::Matrix m = certificate::run_matrix(catalog, options);

@@ -147,6 +147,26 @@ static inline void kv_stream_copy(char* to, const char* from) {
 #endif
 }
 
+#if defined(__SSE2__)
+// c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows a start `from_row` bytes apart.
+[[maybe_unused]] static inline void kv_transpose8x8_registers(const char* from, int64_t from_row, __m128i c[8]) {
+  __m128i r[8], t[8], u[8];
+  for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  u[0] = _mm_unpacklo_epi32(t[0], t[2]); u[1] = _mm_unpackhi_epi32(t[0], t[2]);
+  u[2] = _mm_unpacklo_epi32(t[1], t[3]); u[3] = _mm_unpackhi_epi32(t[1], t[3]);
+  u[4] = _mm_unpacklo_epi32(t[4], t[6]); u[5] = _mm_unpackhi_epi32(t[4], t[6]);
+  u[6] = _mm_unpacklo_epi32(t[5], t[7]); u[7] = _mm_unpackhi_epi32(t[5], t[7]);
+  for (int i = 0; i < 4; ++i) {
+    c[2 * i] = _mm_unpacklo_epi64(u[i], u[i + 4]);
+    c[2 * i + 1] = _mm_unpackhi_epi64(u[i], u[i + 4]);
+  }
+}
+#endif
+
 // to[b][a] = from[a][b] for a tile of up to 8 x 8 ELEMENT-byte elements (a < as, b < bs); rows `to_row` /
 // `from_row` bytes apart. Whole 16-bit tiles are transposed in registers.
 template <int ELEMENT>
@@ -154,19 +174,8 @@ template <int ELEMENT>
                                                       int64_t bs, bool stream) {
 #if defined(__SSE2__)
   if (ELEMENT == 2 && as == 8 && bs == 8) {
-    __m128i r[8], t[8], u[8];
-    for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
-    for (int i = 0; i < 4; ++i) {
-      t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-    }
-    u[0] = _mm_unpacklo_epi32(t[0], t[2]); u[1] = _mm_unpackhi_epi32(t[0], t[2]);
-    u[2] = _mm_unpacklo_epi32(t[1], t[3]); u[3] = _mm_unpackhi_epi32(t[1], t[3]);
-    u[4] = _mm_unpacklo_epi32(t[4], t[6]); u[5] = _mm_unpackhi_epi32(t[4], t[6]);
-    u[6] = _mm_unpacklo_epi32(t[5], t[7]); u[7] = _mm_unpackhi_epi32(t[5], t[7]);
-    const __m128i c[8] = {_mm_unpacklo_epi64(u[0], u[4]), _mm_unpackhi_epi64(u[0], u[4]), _mm_unpacklo_epi64(u[1], u[5]),
-                          _mm_unpackhi_epi64(u[1], u[5]), _mm_unpacklo_epi64(u[2], u[6]), _mm_unpackhi_epi64(u[2], u[6]),
-                          _mm_unpacklo_epi64(u[3], u[7]), _mm_unpackhi_epi64(u[3], u[7])};
+    __m128i c[8];
+    kv_transpose8x8_registers(from, from_row, c);
     for (int b = 0; b < 8; ++b) {
       if (stream) _mm_stream_si128(reinterpret_cast<__m128i*>(to + b * to_row), c[b]);
       else _mm_storeu_si128(reinterpret_cast<__m128i*>(to + b * to_row), c[b]);
@@ -184,29 +193,14 @@ template <int ELEMENT>
 // without reading it first (an 8 x 8 tile alone would leave 8 lines half-written).
 [[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row) {
 #if defined(__SSE2__)
-  __m128i rows[8][4];
-  for (int q = 0; q < 4; ++q) {
-    __m128i r[8], t[8], u[8];
-    for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + (q * 8 + a) * from_row));
-    for (int i = 0; i < 4; ++i) {
-      t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-    }
-    u[0] = _mm_unpacklo_epi32(t[0], t[2]); u[1] = _mm_unpackhi_epi32(t[0], t[2]);
-    u[2] = _mm_unpacklo_epi32(t[1], t[3]); u[3] = _mm_unpackhi_epi32(t[1], t[3]);
-    u[4] = _mm_unpacklo_epi32(t[4], t[6]); u[5] = _mm_unpackhi_epi32(t[4], t[6]);
-    u[6] = _mm_unpacklo_epi32(t[5], t[7]); u[7] = _mm_unpackhi_epi32(t[5], t[7]);
-    rows[0][q] = _mm_unpacklo_epi64(u[0], u[4]); rows[1][q] = _mm_unpackhi_epi64(u[0], u[4]);
-    rows[2][q] = _mm_unpacklo_epi64(u[1], u[5]); rows[3][q] = _mm_unpackhi_epi64(u[1], u[5]);
-    rows[4][q] = _mm_unpacklo_epi64(u[2], u[6]); rows[5][q] = _mm_unpackhi_epi64(u[2], u[6]);
-    rows[6][q] = _mm_unpacklo_epi64(u[3], u[7]); rows[7][q] = _mm_unpackhi_epi64(u[3], u[7]);
-  }
+  __m128i rows[4][8];
+  for (int q = 0; q < 4; ++q) kv_transpose8x8_registers(from + q * 8 * from_row, from_row, rows[q]);
   for (int b = 0; b < 8; ++b) {
     char* line = to + b * to_row;
     if (reinterpret_cast<uintptr_t>(line) % 64 == 0) {
-      for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[b][q]);
+      for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     } else {
-      for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[b][q]);
+      for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     }
   }
 #else

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "spec/error.hpp"
+#include "spec/layout.hpp"
 
 #ifndef KVLAYOUT_SOURCE_SPECS_DIR
 #define KVLAYOUT_SOURCE_SPECS_DIR "specs"
@@ -75,6 +76,15 @@ fs::path Catalog::find_layout(const std::string& name_or_path) const {
 
 fs::path Catalog::find_cache(const std::string& name_or_path) const {
   return find(cache_files(), name_or_path, "cache shape", root_);
+}
+
+std::vector<std::shared_ptr<const Layout>> load_layouts(const Catalog& catalog) {
+  std::vector<std::shared_ptr<const Layout>> layouts;
+  for (const auto& f : catalog.layout_files()) layouts.push_back(load_layout(f.string()));
+  std::sort(layouts.begin(), layouts.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a->control, a->name) < std::make_pair(b->control, b->name);
+  });
+  return layouts;
 }
 
 }  // namespace kvlayout::spec

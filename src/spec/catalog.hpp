@@ -3,6 +3,7 @@
 // it is a layout (engines/, controls/, or a user's own folder). A LAYOUT or CACHE argument is a name found
 // there, or a path to a JSON file.
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,9 @@ class Catalog {
  private:
   std::filesystem::path root_;
 };
+
+struct Layout;
+// Every layout of the catalog, loaded: engines by name, then controls by name.
+std::vector<std::shared_ptr<const Layout>> load_layouts(const Catalog& catalog);
 
 }  // namespace kvlayout::spec

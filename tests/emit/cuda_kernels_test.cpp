@@ -33,7 +33,7 @@ TEST_CASE("emitted CUDA kernels compile for sm_80 and sm_90 and, on a GPU, move 
     return;
   }
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto layouts = certificate::load_layouts(catalog);
+  auto layouts = spec::load_layouts(catalog);
   auto small = spec::load_cache(catalog.find_cache("small").string());
   prove::ProveOptions options;
   options.side_cache = std::make_shared<prove::SideCache>();

@@ -17,7 +17,7 @@ using namespace kvlayout;
 
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto layouts = certificate::load_layouts(catalog);
+  auto layouts = spec::load_layouts(catalog);
   auto small = spec::load_cache(catalog.find_cache("small").string());
   std::vector<enumerate::Enumerated> enumerated;
   for (const auto& l : layouts) enumerated.push_back(enumerate::enumerate_layout(l, small));
