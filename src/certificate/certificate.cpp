@@ -1,5 +1,10 @@
 #include "certificate/certificate.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,20 +20,38 @@
 #define KVLAYOUT_VERSION "0"
 #endif
 
+extern char** environ;
+
 namespace kvlayout::certificate {
 namespace {
 
 using spec::Json;
 
+// The commit the specs are checked out at, from `git -C DIR rev-parse HEAD` run without a shell (the
+// directory is user input), or empty when it is not a git checkout.
 std::string git_commit(const std::filesystem::path& dir) {
-  std::string cmd = "git -C '" + dir.string() + "' rev-parse HEAD 2>/dev/null";
-  std::FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return "";
-  char buf[128] = {0};
-  std::string out = std::fgets(buf, sizeof buf, pipe) ? buf : "";
-  pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
+  int out[2];
+  if (pipe(out) != 0) return "";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::string d = dir.string();
+  std::vector<char*> argv = {const_cast<char*>("git"), const_cast<char*>("-C"), d.data(), const_cast<char*>("rev-parse"),
+                             const_cast<char*>("HEAD"), nullptr};
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string text;
+  char buf[128];
+  for (ssize_t n; spawned == 0 && (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
 }
 
 Json counts_json(const Counts& c) {
