@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "certificate/mutation.hpp"
+#include "certificate/parallel.hpp"
 #include "enumerate/cross_check.hpp"
 #include "prove/equivalence.hpp"
 #include "prove/proof.hpp"
@@ -17,18 +18,6 @@ namespace {
 
 const char* kFictional = "fictional-engine-9000";
 const char* kReference = "vllm-flash-nhd";
-
-// Runs work(i) for i in [0, n) on `jobs` threads.
-void parallel(std::size_t n, int jobs, const std::function<void(std::size_t)>& work) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < n;) work(i);
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < std::max(1, jobs); ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-}
 
 // Do the two enumerations place every position alike (same storage shape, element type and scale)?
 // A layout that does not fit, or addresses out of bounds, is never alike another.
@@ -125,12 +114,12 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
   for (const auto& l : matrix.layouts)
     if (!l->control) engines.push_back(l);
   std::vector<enumerate::Enumerated> originals(engines.size());
-  parallel(engines.size(), options.jobs, [&](std::size_t i) { originals[i] = enumerate::enumerate_layout(engines[i], small); });
+  parallel_for(engines.size(), options.jobs, [&](std::size_t i) { originals[i] = enumerate::enumerate_layout(engines[i], small); });
   std::vector<std::pair<std::size_t, Mutant>> work;
   for (std::size_t i = 0; i < engines.size(); ++i)
     for (auto& m : mutants(*engines[i])) work.emplace_back(i, std::move(m));
   c.mutants.resize(work.size());
-  parallel(work.size(), options.jobs, [&](std::size_t k) {
+  parallel_for(work.size(), options.jobs, [&](std::size_t k) {
     const auto& [i, m] = work[k];
     try {
       c.mutants[k] = judge(engines[i], originals[i], m, small, prove_options);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "certificate/equivalence_classes.hpp"
+#include "certificate/parallel.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/proof.hpp"
 #include "prove/report.hpp"
@@ -33,27 +34,6 @@ std::string proof_cache(const spec::Layout& source, const spec::Layout& target, 
 }
 
 namespace {
-
-// Runs `work(i)` for i in [0, n) on `jobs` threads.
-void parallel(std::size_t n, int jobs, const std::function<void(std::size_t)>& work,
-              const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::atomic<std::size_t> next{0}, done{0};
-  std::mutex progress_mutex;
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < n;) {
-      work(i);
-      std::size_t d = ++done;
-      if (progress) {
-        std::lock_guard lock(progress_mutex);
-        progress(d, n);
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < std::max(1, jobs); ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-}
 
 spec::Json deciding_counterexample(const prove::Proof& p) {
   const prove::ObligationResult* d = p.deciding();
@@ -90,10 +70,10 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
 
   // Each layout enumerated once on the small shape, shared by all its pairs.
   std::vector<enumerate::Enumerated> enumerated(n);
-  parallel(n, options.jobs, [&](std::size_t i) { enumerated[i] = enumerate::enumerate_layout(m.layouts[i], small); }, nullptr);
+  parallel_for(n, options.jobs, [&](std::size_t i) { enumerated[i] = enumerate::enumerate_layout(m.layouts[i], small); });
 
   m.rows.resize(n * n);
-  parallel(
+  parallel_for(
       n * n, options.jobs,
       [&](std::size_t i) {
         const auto& S = m.layouts[i / n];

@@ -9,6 +9,7 @@
 #include "layout/address.hpp"
 #include "layout/convert.hpp"
 #include "prove/proof.hpp"
+#include "spec/error.hpp"
 
 namespace kvlayout::enumerate {
 
@@ -81,6 +82,11 @@ Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec
   e.layout = decl;
   e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, small));
   if (!e.bound->fits()) return e;
+  const std::int64_t positions = box_size(*e.bound);
+  if (positions > kEnumerationLimit)
+    throw spec::SpecError(small.file, "", "a cache shape on which " + decl->name + " has " + std::to_string(positions) + " positions",
+                          "a shape small enough to enumerate, at most " + std::to_string(kEnumerationLimit) +
+                              " positions per layout (such as small)");
   e.tables = table_choices(*e.bound);
   for (const auto& t : e.tables) e.maps.push_back(map_addresses(*e.bound, t));
   return e;

@@ -26,6 +26,11 @@ struct Enumerated {
   std::vector<AddressMap> maps;  // empty when the layout does not fit the cache
 };
 
+// The most positions one layout may have on the cross-check shape: every position is located under three
+// table choices and kept in memory, so the shape must be small (the shipped `small` has at most 42624).
+inline constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 21;
+
+// Throws SpecError when the layout has more than kEnumerationLimit positions on `small`.
 Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& small);
 
 struct CrossCheck {

@@ -14,6 +14,9 @@ struct Function {
 constexpr Function functions[] = {
     {"min", Op::Min, 2}, {"max", Op::Max, 2}, {"ceil_div", Op::CeilDiv, 2}, {"is_pow2", Op::IsPow2, 1}};
 
+// Nesting deeper than this is refused rather than risking the stack (no declaration comes close).
+constexpr int kMaxDepth = 200;
+
 class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text) {}
@@ -71,7 +74,17 @@ class Parser {
   }
   Expr parse_or() { return binary_level(0); }
 
+  // Counts nesting (parentheses, brackets, calls, unary operators) for the depth limit.
+  struct Nested {
+    Parser& p;
+    explicit Nested(Parser& parser) : p(parser) {
+      if (++p.depth_ > kMaxDepth) p.fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    ~Nested() { --p.depth_; }
+  };
+
   Expr parse_unary() {
+    Nested guard(*this);
     if (accept("-")) return make(Op::Neg, {parse_unary()});
     if (accept("!")) return make(Op::Not, {parse_unary()});
     return parse_primary();
@@ -140,10 +153,17 @@ class Parser {
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
 
-Expr parse(std::string_view text) { return Parser(text).parse_all(); }
+Expr parse(std::string_view text) {
+  // Bounds every tree the later stages recurse over (a left-deep chain of binary operators included).
+  constexpr std::size_t kMaxLength = 4096;
+  if (text.size() > kMaxLength)
+    throw ParseError(kMaxLength + 1, "an expression longer than " + std::to_string(kMaxLength) + " characters");
+  return Parser(text).parse_all();
+}
 
 }  // namespace kvlayout::expr

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "spec/error.hpp"
@@ -11,8 +12,34 @@ namespace kvlayout::layout {
 
 BlockTables identity_tables(const BoundLayout& bound) {
   BlockTables t;
-  for (const auto& table : bound.tables) t.tables.push_back({table.first, true, {}});
+  for (const auto& table : bound.tables) t.tables.push_back({table.first, true, {}, {}});
   return t;
+}
+
+BlockTables tables_with(const BoundLayout& bound, const std::vector<std::map<std::int64_t, std::int64_t>>& fixed) {
+  BlockTables tables = identity_tables(bound);
+  for (std::size_t i = 0; i < bound.tables.size() && i < fixed.size(); ++i) {
+    const BoundTable& bt = bound.tables[i];
+    BlockTables::Table& t = tables.tables[i];
+    std::set<std::int64_t> values;
+    for (const auto& [entry, value] : fixed[i]) {
+      if (entry < 0 || entry >= bt.length || value < bt.first || value >= bt.end || !values.insert(value).second)
+        throw std::invalid_argument("table " + bt.name + ": entry " + std::to_string(entry) + " = " + std::to_string(value) +
+                                    " is outside the table, outside its range, or repeats a value");
+    }
+    for (const auto& [entry, value] : fixed[i]) {
+      const std::int64_t current = t.at(entry);
+      if (current == value) continue;
+      // Whoever holds `value` now takes `current` (a swap keeps the table injective).
+      std::int64_t holder = -1;
+      for (const auto& [e, v] : t.overrides)
+        if (v == value) holder = e;
+      if (holder < 0 && value - bt.first < bt.length && !t.overrides.count(value - bt.first)) holder = value - bt.first;
+      if (holder >= 0) t.overrides[holder] = current;
+      t.overrides[entry] = value;
+    }
+  }
+  return tables;
 }
 
 BlockTables reversed_tables(const BoundLayout& bound) {
@@ -20,7 +47,7 @@ BlockTables reversed_tables(const BoundLayout& bound) {
   for (const auto& table : bound.tables) {
     std::vector<std::int64_t> e(static_cast<std::size_t>(table.length));
     for (std::int64_t i = 0; i < table.length; ++i) e[static_cast<std::size_t>(i)] = table.first + table.length - 1 - i;
-    t.tables.push_back({table.first, false, std::move(e)});
+    t.tables.push_back({table.first, false, std::move(e), {}});
   }
   return t;
 }
@@ -40,7 +67,7 @@ BlockTables random_tables(const BoundLayout& bound, std::uint64_t seed) {
       e.push_back(table.first + pick);
     }
     std::shuffle(e.begin(), e.end(), rng);
-    t.tables.push_back({table.first, false, std::move(e)});
+    t.tables.push_back({table.first, false, std::move(e), {}});
   }
   return t;
 }
@@ -65,7 +92,7 @@ void set_table(const BoundLayout& bound, BlockTables& tables, const std::string&
         throw spec::SpecError("", where, "the value " + std::to_string(v) + " twice",
                               "distinct entries (a block table is injective)");
     }
-    tables.tables[i] = {t.first, false, entries};
+    tables.tables[i] = {t.first, false, entries, {}};
     return;
   }
   std::string names;

@@ -35,29 +35,11 @@ layout::BlockTables tables_from_model(const layout::BoundLayout& bound, const st
     auto [it, inserted] = fixed[static_cast<std::size_t>(l.table)].emplace(entry, value);
     if (!inserted && it->second != value) throw std::logic_error("model reads two values from one table entry");
   }
-  layout::BlockTables tables;
-  for (std::size_t i = 0; i < bound.tables.size(); ++i) {
-    const auto& t = bound.tables[i];
-    std::set<std::int64_t> used;
-    for (const auto& [entry, value] : fixed[i]) {
-      if (value < t.first || value >= t.end || !used.insert(value).second)
-        throw std::logic_error("model table " + t.name + " is not injective into its range");
-    }
-    std::vector<std::int64_t> entries(static_cast<std::size_t>(t.length));
-    std::int64_t next = t.first;
-    for (std::int64_t e = 0; e < t.length; ++e) {
-      auto f = fixed[i].find(e);
-      if (f != fixed[i].end()) {
-        entries[static_cast<std::size_t>(e)] = f->second;
-        continue;
-      }
-      while (used.count(next)) ++next;
-      entries[static_cast<std::size_t>(e)] = next;
-      used.insert(next);
-    }
-    tables.tables.push_back({t.first, false, std::move(entries)});
+  try {
+    return layout::tables_with(bound, fixed);
+  } catch (const std::invalid_argument& e) {
+    throw std::logic_error(std::string("model tables contradict the table axioms: ") + e.what());
   }
-  return tables;
 }
 
 z3::model minimise(Query& s, const std::vector<z3::expr>& vars) {

@@ -163,3 +163,9 @@ TEST_CASE("bad input: flags, tables and parameters on the command line", "[cli][
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
 }
+
+TEST_CASE("bad input: a cross-check shape too large to enumerate", "[cli][errors]") {
+  auto r = run_kvlayout("matrix --cross-check llama-3.1-70b --jobs 2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("llama-3.1-70b.json") && Catch::Contains("at most 2097152 positions per layout"));
+}

@@ -85,3 +85,14 @@ TEST_CASE("malformed expressions are rejected with a column", "[expr][parse][err
     }
   }
 }
+
+TEST_CASE("deep nesting is refused with a message, not a stack overflow", "[expr][parse][errors]") {
+  std::string deep(100000, '(');
+  CHECK_THROWS_WITH(parse(std::string(300, '(') + "1"), Catch::Contains("nesting deeper than"));
+  CHECK_THROWS_WITH(parse(std::string(300, '-') + "1"), Catch::Contains("nesting deeper than"));
+  CHECK_THROWS_WITH(parse(deep + "1"), Catch::Contains("longer than"));
+  CHECK(fold(parse(std::string(50, '(') + "1" + std::string(50, ')')))->value == 1);
+  std::string chain = "1";
+  for (int i = 0; i < 100000; ++i) chain += "+1";
+  CHECK_THROWS_WITH(parse(chain), Catch::Contains("longer than 4096 characters"));
+}

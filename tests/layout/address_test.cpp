@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
+#include <stdexcept>
 
 #include "layout/address.hpp"
 #include "layout/layout_fixture.hpp"
@@ -110,4 +112,48 @@ TEST_CASE("tables: identity, reversed and random are injective into their range 
   CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 7, 8, 20}), Catch::Contains("entry 4 = 20"));
   CHECK_THROWS_WITH(layout::set_table(b, tables, "block_table", {5, 6, 7, 8, 5}), Catch::Contains("the value 5 twice"));
   CHECK_THROWS_WITH(layout::set_table(b, tables, "blocks", {5, 6, 7, 8, 9}), Catch::Contains("one of: block_table"));
+}
+
+TEST_CASE("tables fixed at a few entries take those values and stay injective however long they are", "[layout][tables]") {
+  TempDir dir;
+  auto j = flash_nhd_declaration();
+  j["tables"]["block_table"]["range"] = spec::Json::array({5, "num_blocks * 4"});
+  auto b = bind_inline(dir, j, small_cache());
+
+  SECTION("a short table, checked entry by entry") {
+    // Chains of swaps: 0 takes 1's value, 1 takes a value outside the identity's, 4 takes 0's old value.
+    auto tables = layout::tables_with(b, {{{0, 6}, {1, 19}, {4, 5}}});
+    CHECK(tables.entry(0, 0) == 6);
+    CHECK(tables.entry(0, 1) == 19);
+    CHECK(tables.entry(0, 4) == 5);
+    std::set<I> distinct;
+    for (I i = 0; i < 5; ++i) {
+      I v = tables.entry(0, i);
+      CHECK((v >= 5 && v < 20));
+      distinct.insert(v);
+    }
+    CHECK(distinct.size() == 5);
+  }
+  SECTION("a table of 2^30 entries costs only its fixed entries and the ones swapped away") {
+    b.tables[0].length = I{1} << 30;
+    b.tables[0].end = b.tables[0].first + (I{1} << 31) - 64;
+    const std::map<I, I> fixed = {{0, 5 + 999'999'999}, {999'999'999, 5}, {12, 5 + (I{1} << 30) + 7}, {13, 5 + 12}};
+    auto tables = layout::tables_with(b, {fixed});
+    for (const auto& [entry, value] : fixed) CHECK(tables.entry(0, entry) == value);
+    const auto& overrides = tables.tables[0].overrides;
+    CHECK(overrides.size() <= 2 * fixed.size());
+    // Identity plus overrides is injective iff the overridden values are distinct and each one inside the
+    // identity's image has its identity holder overridden too.
+    std::set<I> values;
+    for (const auto& [entry, value] : overrides) {
+      CHECK(values.insert(value).second);
+      if (value - 5 < b.tables[0].length) CHECK(overrides.count(value - 5) == 1);
+    }
+    CHECK(tables.entry(0, 500) == 505);
+  }
+  SECTION("fixed values outside the table or its range, or repeated, are refused") {
+    CHECK_THROWS_AS(layout::tables_with(b, {{{5, 6}}}), std::invalid_argument);
+    CHECK_THROWS_AS(layout::tables_with(b, {{{0, 20}}}), std::invalid_argument);
+    CHECK_THROWS_AS(layout::tables_with(b, {{{0, 7}, {1, 7}}}), std::invalid_argument);
+  }
 }

@@ -45,7 +45,7 @@ layout::BlockTables tables_for(const layout::BoundLayout& b, const prove::Positi
       entries[static_cast<std::size_t>(e)] = next;
       used.insert(next);
     }
-    tables.tables.push_back({t.first, false, entries});
+    tables.tables.push_back({t.first, false, entries, {}});
   }
   return tables;
 }

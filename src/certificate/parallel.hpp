@@ -1,0 +1,13 @@
+#pragma once
+// Work spread over threads: work(i) for every i in [0, n), `jobs` at a time. An exception thrown by any
+// work item (bad input found mid-campaign) stops the handing out of further items and is rethrown on the
+// calling thread once every thread has finished, never terminating the process.
+#include <cstddef>
+#include <functional>
+
+namespace kvlayout::certificate {
+
+void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& work,
+                  const std::function<void(std::size_t done, std::size_t total)>& progress = nullptr);
+
+}  // namespace kvlayout::certificate
