@@ -193,6 +193,70 @@ std::string digit_name(const std::string& coord, std::int64_t weight, std::int64
   return coord + "_div" + std::to_string(weight) + "_mod" + std::to_string(next / weight);
 }
 
+// The largest box, in bytes, whose loops are reordered by the source: a few paged blocks. Measured on 32 KiB
+// blocks only; larger boxes keep the destination's order until a measurement says otherwise.
+constexpr std::int64_t kSourceOrderedTileBytes = std::int64_t{256} << 10;
+
+// The bytes from the first to the last element that `modes` (with the run) reach on side f.
+std::int64_t span_bytes(const Cell& cell, const SideForm& f, const std::vector<int>& modes, std::int64_t element_bytes) {
+  std::int64_t elements = cell.run_elements;
+  for (int m : modes)
+    elements += (cell.modes[static_cast<std::size_t>(m)].extent - 1) * std::abs(f.stride[static_cast<std::size_t>(m)]);
+  return elements * element_bytes;
+}
+
+// Inside a block, read in the source's order when every run is whole 64-byte lines of the target. Then
+// streaming stores complete each target line whatever order the runs come in, so the order can serve the
+// reads instead: sequential reads are what the hardware prefetcher follows. The reordered loops are the
+// innermost ones that feed no table lookup and no instance choice and that, with the run, are one
+// contiguous span of the source and span at most kSourceOrderedTileBytes in both layouts: the same bytes
+// are read and written, in another order, within a window of a few blocks. Measured on
+// vllm-flash-nhd -> vllm-flash-hnd (32 KiB blocks, 256-byte runs, random tables, one thread, 64-byte
+// aligned tensors): 0.58x of memcpy in the destination's order, 0.82x in the source's.
+void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
+  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2) return;
+  auto line_multiple = [&](std::int64_t elements) { return (elements * element_bytes) % 64 == 0; };
+  if (!line_multiple(cell.run_elements) || !line_multiple(cell.target.constant)) return;
+  for (std::size_t m = 0; m < cell.modes.size(); ++m)
+    if (!line_multiple(cell.target.stride[m]) &&
+        std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
+      return;
+  for (const Atom& a : cell.target.atoms)
+    if (!line_multiple(a.coef)) return;
+  auto free_of_lookups = [&](int m) {
+    if (cell.modes[static_cast<std::size_t>(m)].top_of_token) return false;
+    for (const SideForm* f : {&cell.source, &cell.target}) {
+      for (const Atom& a : f->atoms)
+        if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return false;
+      if (f->instance_coord >= 0) {
+        const auto& im = cell.coords[static_cast<std::size_t>(f->instance_coord)].modes;
+        if (std::find(im.begin(), im.end(), m) != im.end()) return false;
+      }
+    }
+    return true;
+  };
+  std::size_t from = cell.loops.size();
+  while (from > 0 && free_of_lookups(cell.loops[from - 1])) --from;
+  for (; from + 2 <= cell.loops.size(); ++from) {
+    std::vector<int> box(cell.loops.begin() + static_cast<std::ptrdiff_t>(from), cell.loops.end());
+    std::int64_t box_bytes = cell.run_elements * element_bytes;
+    for (int m : box) box_bytes *= cell.modes[static_cast<std::size_t>(m)].extent;
+    // Contiguous in the source (its span is its size), so that reading it in order is one sequential
+    // stream; a source box with gaps (trtllm-pool's half blocks) measured slower read this way.
+    if (span_bytes(cell, cell.source, box, element_bytes) != box_bytes || box_bytes > kSourceOrderedTileBytes ||
+        span_bytes(cell, cell.target, box, element_bytes) > kSourceOrderedTileBytes)
+      continue;
+    std::vector<int> by_source = box;
+    std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) {
+      return std::abs(cell.source.stride[static_cast<std::size_t>(a)]) > std::abs(cell.source.stride[static_cast<std::size_t>(b)]);
+    });
+    if (by_source == box) return;  // the orders agree: nothing to change
+    std::copy(by_source.begin(), by_source.end(), cell.loops.begin() + static_cast<std::ptrdiff_t>(from));
+    cell.source_order_from = static_cast<int>(from);
+    return;
+  }
+}
+
 Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
                const prove::Cell& box, int token) {
   Cell cell;
@@ -297,7 +361,10 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
       // tiles walk whole target rows (e.g. head and dim of a [slot][head][dim] target).
       cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
       const std::int64_t step_source = cell.source.stride[static_cast<std::size_t>(across)];
-      for (bool grew = true; grew;) {
+      // Not along a bound-checked coordinate: its bound is checked on the across axis as that coordinate's
+      // own positions, which merged modes would break.
+      const bool across_guarded = guarded_digit_coord >= 0 && cell.modes[static_cast<std::size_t>(across)].coord == guarded_digit_coord;
+      for (bool grew = !across_guarded; grew;) {
         grew = false;
         for (int m : candidates) {
           if (m == across || m == down || std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
@@ -339,6 +406,7 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     if (sa != sb) return sa > sb;
     return cell.modes[static_cast<std::size_t>(a)].weight > cell.modes[static_cast<std::size_t>(b)].weight;
   });
+  if (S.layout->dtype == T.layout->dtype) order_tile_by_source(cell, S.element_bytes());
   return cell;
 }
 
@@ -385,7 +453,10 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
       if (cc.lo != 0 || cc.hi + 1 != S.coord_extents[static_cast<std::size_t>(&cc - &c.coords[0])])
         out += " " + cc.name + " " + std::to_string(cc.lo) + ".." + std::to_string(cc.hi);
     out += "): loops";
-    for (int m : c.loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    for (std::size_t l = 0; l < c.loops.size(); ++l) {
+      if (static_cast<int>(l) == c.source_order_from) out += " | in source order:";
+      out += " " + c.modes[static_cast<std::size_t>(c.loops[l])].var;
+    }
     if (c.tile_target_contiguous >= 0) {
       std::string across = c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var;
       for (int m : c.tile_target_merged) across = c.modes[static_cast<std::size_t>(m)].var + "*" + across;

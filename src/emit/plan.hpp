@@ -5,7 +5,8 @@
 // the modes plus a few non-linear atoms (block-table lookups), evaluated once at the loop level where
 // their modes are bound. The innermost loop is the longest run of modes contiguous in both layouts,
 // copied as one block (CuTe's max_common_vector, for two layouts with indirections); the other loops
-// follow the destination's physical order.
+// follow the destination's physical order, except inside a block whose runs are whole target lines, which
+// is read in the source's order.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,10 @@ struct Cell {
   std::vector<int> run;          // modes copied as one contiguous run, least significant first
   std::int64_t run_elements = 1;
   std::vector<int> loops;        // every other mode with extent > 1, outermost first
+  // loops[source_order_from..] are ordered by the source, not the target (see order_tile_by_source in
+  // plan.cpp); -1 when every loop follows the target. The kernel then streams only into 64-byte aligned
+  // targets, whose runs are whole lines.
+  int source_order_from = -1;
   // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
   // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
   // inside the innermost loop instead of element by element; -1 when not.

@@ -3,10 +3,13 @@
 // identity, reversed and random block tables, for full and partial token counts and 1 or 3 threads; and
 // every kernel refuses bad input without writing.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "certificate/matrix.hpp"
 #include "emit/emit.hpp"
 #include "emit/kernel_fixture.hpp"
+#include "emit/plan.hpp"
 #include "enumerate/patterns.hpp"
 #include "enumerate/storage.hpp"
 #include "prove/side_cache.hpp"
@@ -72,6 +75,77 @@ TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's
   CHECK(exact > 400);
   CHECK(subset > 0);
   CHECK(not_exact > 0);
+}
+
+TEST_CASE("streaming stores, whole-line transposes and blocks read in the source's order move exactly the oracle's bytes", "[emit][kernels]") {
+  // On `small` (16-element heads, 67 tokens) no kernel streams and no run is a whole line. Here heads of 32
+  // bf16 elements make 64-byte runs, and a streaming threshold of 0 bytes takes the paths a serving-size
+  // move takes, on layouts chosen to reach each of them.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 64;
+  std::vector<std::shared_ptr<const spec::Layout>> layouts;
+  std::vector<enumerate::Enumerated> enumerated;
+  for (const char* name : {"vllm-flash-nhd", "vllm-flash-hnd", "vllm-flashinfer-hnd", "vllm-packed-nhd", "vllm-paged-legacy",
+                           "sglang-mha", "sglang-host-page-head", "trtllm-pool", "hf-dynamic", "lmcache-2ltd", "flashinfer-hnd",
+                           "llamacpp", "llamacpp-vtrans"}) {
+    layouts.push_back(spec::load_layout(catalog.find_layout(name).string()));
+  }
+  // The legacy cache with 32-slot blocks: its value rows are 64-byte lines of tokens, so a move into it
+  // transposes whole lines along the token, the coordinate a partial move stops inside.
+  test::TempDir specs;
+  {
+    std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
+    auto declaration = nlohmann::json::parse(in);
+    declaration["name"] = "vllm-paged-legacy-32";
+    declaration["params"]["block_size"] = 32;
+    std::ofstream(specs.path() / "vllm-paged-legacy-32.json") << declaration.dump(2);
+    layouts.push_back(spec::load_layout((specs.path() / "vllm-paged-legacy-32.json").string()));
+  }
+  for (const auto& l : layouts) enumerated.push_back(enumerate::enumerate_layout(l, cache));
+  struct Case {
+    std::size_t s, t;
+    std::string name;
+  };
+  std::vector<Case> cases;
+  std::vector<std::string> sources(2);
+  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0;
+  for (std::size_t s = 0; s < layouts.size(); ++s) {
+    for (std::size_t t = 0; t < layouts.size(); ++t) {
+      prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
+      if (!emit::emittable(p.grade, false)) continue;
+      emit::EmitOptions o;
+      o.name = "streaming_" + std::to_string(s) + "_" + std::to_string(t);
+      o.streaming_from_bytes = 0;
+      std::string source = emit::emit_kernel(p, o);
+      for (const auto& cell : emit::make_plan(*p.source_bound, *p.target_bound).cells) source_ordered += cell.source_order_from >= 0;
+      streamed += source.find("if (stream) kv_stream_copy<") != std::string::npos;
+      line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos;
+      sources[cases.size() % sources.size()] += source;
+      cases.push_back({s, t, o.name});
+    }
+  }
+  // 121 pairs when this was written: 18 source-ordered cells, 9 whole-line transposes, every kernel streaming.
+  CHECK(source_ordered >= 10);
+  CHECK(streamed >= 100);
+  CHECK(line_transposes >= 4);
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+  for (const Case& c : cases) {
+    INFO(layouts[c.s]->name << " -> " << layouts[c.t]->name);
+    test::Kernel kernel = library.find(c.name);
+    REQUIRE(kernel != nullptr);
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (std::int64_t n : {cache.params.at("num_tokens"), std::int64_t{37}}) {
+        INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+        test::KernelRun run = test::run_against_oracle(kernel, enumerated[c.s], enumerated[c.t], k, n, k == 1 ? 3 : 1);
+        CHECK(run.code == 0);
+        CHECK(run.wrong_bytes == 0);
+        CHECK(run.moved > 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("an emitted kernel refuses a table entry outside its range and a null pointer, writing nothing", "[emit][kernels]") {

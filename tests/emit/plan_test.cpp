@@ -32,12 +32,14 @@ std::vector<std::string> loop_names(const emit::Cell& cell) {
 
 }  // namespace
 
-TEST_CASE("NHD -> HND: the head loop sits between the block and the slot, a 128-element run, lookups hoisted", "[emit][plan]") {
+TEST_CASE("NHD -> HND: a 128-element run, lookups hoisted, each block read in the source's order", "[emit][plan]") {
   auto p = plan_for("vllm-flash-nhd", "vllm-flash-hnd", "llama-3.1-70b");
   REQUIRE(p.plan.cells.size() == 1);
   const auto& c = p.plan.cells[0];
   CHECK(c.run_elements == 128);
-  CHECK(loop_names(c) == std::vector<std::string>{"layer", "kv", "token_div16", "head", "token_mod16"});
+  // Runs are 256 bytes, whole target lines: inside a block the slot and head loops follow the source.
+  CHECK(loop_names(c) == std::vector<std::string>{"layer", "kv", "token_div16", "token_mod16", "head"});
+  CHECK(c.source_order_from == 3);
   // Both block-table lookups read only the block digit: computed once per block, not per element.
   for (const auto* side : {&c.source, &c.target}) {
     REQUIRE(side->atoms.size() == 1);
@@ -104,4 +106,28 @@ TEST_CASE("the emitted header records the proof facts and the ABI", "[emit][head
   emit::EmitOptions bad;
   bad.name = "2fast";
   CHECK_THROWS_WITH(emit::emit_kernel(proof, bad), Catch::Contains("a C identifier"));
+}
+
+TEST_CASE("a block is read in the source's order only when that order is one sequential stream of whole target lines", "[emit][plan]") {
+  SECTION("HND -> NHD: the mirror image, heads outside slots") {
+    auto p = plan_for("vllm-flash-hnd", "vllm-flash-nhd", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(loop_names(p.plan.cells[0]) == std::vector<std::string>{"layer", "kv", "token_div16", "head", "token_mod16"});
+    CHECK(p.plan.cells[0].source_order_from == 3);
+  }
+  SECTION("TRT-LLM's block holds 32 slots per head: the 16 read per vLLM block leave gaps, so the target's order stays") {
+    auto p = plan_for("trtllm-pool", "vllm-flash-nhd", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(p.plan.cells[0].source_order_from == -1);
+    auto names = loop_names(p.plan.cells[0]);
+    CHECK(std::vector<std::string>(names.end() - 2, names.end()) == std::vector<std::string>{"token_mod16", "head"});
+  }
+  SECTION("the legacy x-packed key moves 16-byte runs, less than a line: the target's order stays") {
+    auto p = plan_for("vllm-paged-legacy", "vllm-flash-nhd", "llama-3.1-8b");
+    CHECK(p.plan.cells[0].source_order_from == -1);
+  }
+  SECTION("HF's per-head token rows are far apart (a whole sequence per head): the target's order stays") {
+    auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
+  }
 }
