@@ -16,6 +16,26 @@ LETTER = {"EXACT_BYTE": "B", "EXACT_TOKEN": "T", "SUBSET": "S", "NOT_EXACT": "N"
 ORDER = ["EXACT_BYTE", "EXACT_TOKEN", "SUBSET", "NOT_EXACT", "REFUSED", "UNKNOWN"]
 
 
+def cell(row):
+    """The grade's letter; lower case when the row was not cross-checked; ! on a disagreement or error."""
+    check = row["cross_check"]
+    if row.get("error") or (check["checked"] and not check["agree"]):
+        return "!"
+    return LETTER[row["grade"]] if check["checked"] else LETTER[row["grade"]].lower()
+
+
+def cross_check_sentence(cert):
+    """Where the rows were cross-checked: each shape used and its row count, derived shapes named as such."""
+    base = cert["caches"]["cross_check"]
+    derived = cert["caches"]["cross_check_derived"]
+    on = cert["counts"]["cross_checked_on"]
+    shapes = [f"`{name}` ({k} rows" + (f", derived from `{base}` for pairs with a layout that does not fit it"
+                                       if name in derived else "") + ")"
+              for name, k in on.items()]
+    return (f"cross-check on {', '.join(shapes) if shapes else 'no shape'}, "
+            f"{cert['counts']['not_cross_checked']} rows not cross-checked.")
+
+
 def render(cert):
     rows = cert["rows"]
     layouts = []
@@ -29,9 +49,10 @@ def render(cert):
     out.append("")
     proofs = cert["caches"]["proofs"]
     where = ", ".join(f"{k}: `{v}`" for k, v in proofs.items())
-    out.append(f"Proofs on {where}; cross-check on `{cert['caches']['cross_check']}`. "
+    out.append(f"Proofs on {where}; {cross_check_sentence(cert)} "
                "Row = source layout, column = target layout (numbered as the rows). "
-               "B EXACT_BYTE, T EXACT_TOKEN, S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN, ! disagreement.")
+               "B EXACT_BYTE, T EXACT_TOKEN, S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN; lower case: proven but "
+               "not cross-checked; ! disagreement or internal error.")
     out.append("")
     out.append("```")
     n = len(layouts)
@@ -45,12 +66,17 @@ def render(cert):
     for s, src in enumerate(layouts):
         cells = []
         for tgt in layouts:
-            r = grade[(src, tgt)]
-            agree = r["cross_check"]["agree"] and not r.get("error")
-            cells.append(LETTER[r["grade"]] if agree else "!")
+            cells.append(cell(grade[(src, tgt)]))
         out.append(f"{s + 1:3d} {src.ljust(width)}  " + " ".join(cells))
     out.append("```")
     out.append("")
+    unchecked = [r for r in rows if not r["cross_check"]["checked"] and not r.get("error")]
+    if unchecked:
+        out.append(f"Not cross-checked ({len(unchecked)} rows; proven, but no enumeration compared them):")
+        out.append("")
+        for r in unchecked:
+            out.append(f"- {r['source']} -> {r['target']}: {r['cross_check']['not_cross_checked']}")
+        out.append("")
     counts = cert["counts"]
     classes = counts["distinct_classes"]
     out.append(f"| grade | declared rows ({counts['rows']}) | rows between distinct layouts ({classes['rows']}) |")

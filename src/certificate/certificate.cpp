@@ -68,6 +68,18 @@ std::string key(const Json& row) { return row.value("source", "") + " -> " + row
 
 }  // namespace
 
+Json cross_check_json(const Row& r) {
+  const bool checked = r.cross_checked();
+  return Json{{"cache", r.cross_check_cache},
+              {"checked", checked},
+              {"not_cross_checked", r.not_cross_checked() ? Json(r.cross.not_checked) : Json(nullptr)},
+              {"grade", checked ? Json(prove::grade_name(r.cross.grade)) : Json(nullptr)},
+              {"reason", checked ? Json(prove::info(r.cross.reason).code) : Json(nullptr)},
+              {"prover_grade", prove::grade_name(r.small_grade)},
+              {"prover_reason", prove::info(r.small_reason).code},
+              {"agree", checked ? Json(r.agree()) : Json(nullptr)}};
+}
+
 Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Controls& c, const MatrixOptions& options) {
   Json j;
   j["tool"] = {{"name", "kvlayout"}, {"version", KVLAYOUT_VERSION}};
@@ -77,7 +89,12 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
                               : Json{{"kv-heads", options.kv_cache}, {"mla-latent and mixed pairs", options.mla_cache}};
   Json shapes = Json::object();
   for (const auto& [name, shape] : m.caches) shapes[name] = shape.params;
-  j["caches"] = {{"proofs", proofs}, {"cross_check", options.cross_check_cache}, {"shapes", shapes}};
+  // Shapes derived for a pair (enumerate/derive_shape.hpp) are in `shapes` like the others, and named here.
+  std::set<std::string> derived;
+  for (const auto& r : m.rows)
+    if (r.cross_check_cache != options.cross_check_cache) derived.insert(r.cross_check_cache);
+  j["caches"] = {{"proofs", proofs}, {"cross_check", options.cross_check_cache}, {"cross_check_derived", derived},
+                 {"shapes", shapes}};
 
   Json hashes = Json::object();
   std::vector<std::filesystem::path> files = catalog.layout_files();
@@ -95,6 +112,8 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
   counts["distinct_classes"] = classes;
   counts["layouts"] = m.layouts.size();
   counts["positions_checked"] = positions;
+  counts["cross_checked_on"] = m.cross_checked_on();
+  counts["not_cross_checked"] = m.not_cross_checked();
   counts["disagree"] = m.disagreements();
   counts["unknown"] = m.unknowns();
   counts["internal_errors"] = m.errors();
@@ -112,12 +131,7 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
                     {"prove_ms", std::round(r.prove_ms * 10) / 10},
                     {"positions_checked", r.cross.positions_checked},
                     {"counterexample", r.counterexample},
-                    {"cross_check", {{"cache", m.cross_check_cache},
-                                     {"grade", prove::grade_name(r.cross.grade)},
-                                     {"reason", prove::info(r.cross.reason).code},
-                                     {"prover_grade", prove::grade_name(r.small_grade)},
-                                     {"prover_reason", prove::info(r.small_reason).code},
-                                     {"agree", r.agree()}}},
+                    {"cross_check", cross_check_json(r)},
                     {"error", r.error.empty() ? Json(nullptr) : Json(r.error)}});
   }
   j["rows"] = rows;
@@ -168,18 +182,30 @@ std::string headline(const Json& cert) {
   std::snprintf(buf, sizeof buf,
                 "%d ordered pairs of %d declared layouts (%d rows between %d distinct layouts after merging proven "
                 "duplicates): %d EXACT_BYTE, %d EXACT_TOKEN, %d SUBSET, %d NOT_EXACT, %d REFUSED, %d UNKNOWN "
-                "(distinct: %d / %d / %d / %d / %d / %d); every row cross-checked by enumeration on %s (%d DISAGREE, "
-                "%lld positions checked); controls: mutation score %.3f over %d mutants, all controls %s.",
+                "(distinct: %d / %d / %d / %d / %d / %d); ",
                 counts["rows"].get<int>(), counts["layouts"].get<int>(), counts["distinct_classes"]["rows"].get<int>(),
                 counts["distinct_classes"]["classes"].get<int>(), g["EXACT_BYTE"].get<int>(), g["EXACT_TOKEN"].get<int>(),
                 g["SUBSET"].get<int>(), g["NOT_EXACT"].get<int>(), g["REFUSED"].get<int>(), g["UNKNOWN"].get<int>(),
                 cg["EXACT_BYTE"].get<int>(), cg["EXACT_TOKEN"].get<int>(), cg["SUBSET"].get<int>(), cg["NOT_EXACT"].get<int>(),
-                cg["REFUSED"].get<int>(), cg["UNKNOWN"].get<int>(), cert["caches"]["cross_check"].get<std::string>().c_str(),
+                cg["REFUSED"].get<int>(), cg["UNKNOWN"].get<int>());
+  std::string out = buf;
+  // Cross-check coverage, said as it is: "every row" only when no row went unchecked, with each shape used.
+  const int rows = counts["rows"].get<int>(), unchecked = counts["not_cross_checked"].get<int>();
+  int checked = 0;
+  std::string shapes;
+  for (auto it = counts["cross_checked_on"].begin(); it != counts["cross_checked_on"].end(); ++it) {
+    checked += it.value().get<int>();
+    shapes += (shapes.empty() ? "" : ", ") + std::to_string(it.value().get<int>()) + " on " + it.key();
+  }
+  out += (unchecked == 0 && checked == rows ? std::string("every row") : std::to_string(checked) + " of " + std::to_string(rows) + " rows") +
+         " cross-checked by enumeration (" + (shapes.empty() ? std::string("none") : shapes) + "), " +
+         std::to_string(unchecked) + " not cross-checked";
+  std::snprintf(buf, sizeof buf, " (%d DISAGREE, %lld positions checked); controls: mutation score %.3f over %d mutants, all controls %s.",
                 counts["disagree"].get<int>(), static_cast<long long>(counts["positions_checked"].get<std::int64_t>()),
                 cert["controls"]["mutation_score"].get<double>(),
                 static_cast<int>(cert["controls"]["mutation"]["mutants"].size()),
                 cert["controls"]["ok"].get<bool>() ? "failed as they must" : "DID NOT all fail as they must");
-  return buf;
+  return out + buf;
 }
 
 MatrixOptions options_from_certificate(const Json& cert, const std::string& file) {
@@ -229,9 +255,12 @@ std::vector<std::string> compare_certificates(const Json& recorded, const Json& 
     const Json& o = *it->second;
     for (const char* field : {"cache", "grade", "reason", "unblocked_by", "positions_checked"})
       if (o.value(field, Json()) != r[field]) note("row " + key(r) + ": " + field + " " + o.value(field, Json()).dump() + " -> " + r[field].dump());
-    if (o.value("cross_check", Json()).value("grade", Json()) != r["cross_check"]["grade"] ||
-        o.value("cross_check", Json()).value("agree", Json()) != r["cross_check"]["agree"])
-      note("row " + key(r) + ": cross-check differs");
+    // The cross-check: where it ran, whether it ran (and why not), what it found, and whether it agreed.
+    const Json oc = o.value("cross_check", Json::object());
+    for (const char* field : {"cache", "checked", "not_cross_checked", "grade", "reason", "agree"})
+      if (oc.value(field, Json()) != r["cross_check"][field])
+        note("row " + key(r) + ": cross-check " + field + " " + oc.value(field, Json()).dump() + " -> " +
+             r["cross_check"][field].dump());
   }
   for (const auto& [k, r] : rec)
     if (!seen.count(k)) note("row " + k + " is in the certificate but no longer derived");

@@ -16,7 +16,8 @@ namespace kvlayout::certificate {
 
 struct MutantOutcome {
   std::string original, name, kind, description;
-  // killed | equivalent | survived | invalid | disagree | unknown
+  // killed | equivalent | survived | invalid | disagree | unknown | not-cross-checked (too large to
+  // enumerate on the cross-check shape: reported, not judged)
   std::string verdict;
   std::string grade;           // original -> mutant on the cross-check shape
   std::string reason;

@@ -1,14 +1,13 @@
 #include "certificate/matrix.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
-#include <thread>
+#include <new>
+#include <stdexcept>
 
+#include "certificate/cross_check_plan.hpp"
 #include "certificate/equivalence_classes.hpp"
 #include "certificate/parallel.hpp"
-#include "prove/internal_error.hpp"
 #include "prove/proof.hpp"
 #include "prove/report.hpp"
 #include "prove/side_cache.hpp"
@@ -25,6 +24,15 @@ std::size_t Matrix::unknowns() const {
 }
 std::size_t Matrix::errors() const {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.error.empty(); }));
+}
+std::size_t Matrix::not_cross_checked() const {
+  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.not_cross_checked(); }));
+}
+std::map<std::string, std::size_t> Matrix::cross_checked_on() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& r : rows)
+    if (r.cross_checked()) ++out[r.cross_check_cache];
+  return out;
 }
 
 std::string proof_cache(const spec::Layout& source, const spec::Layout& target, const MatrixOptions& options) {
@@ -68,9 +76,13 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
   prove::ProveOptions prove_options = options.prove;
   if (!prove_options.side_cache) prove_options.side_cache = std::make_shared<prove::SideCache>();
 
-  // Each layout enumerated once on the small shape, shared by all its pairs.
-  std::vector<enumerate::Enumerated> enumerated(n);
-  parallel_for(n, options.jobs, [&](std::size_t i) { enumerated[i] = enumerate::enumerate_layout(m.layouts[i], small); });
+  // Each layout enumerated once per cross-check shape, shared by all its pairs there.
+  const CrossCheckPlan plan = plan_cross_checks(
+      m.layouts, small, [&](std::size_t s, std::size_t t) -> const spec::CacheShape& {
+        return m.caches.at(proof_cache(*m.layouts[s], *m.layouts[t], options));
+      },
+      options.jobs);
+  for (const auto& [name, shape] : plan.derived) m.caches.emplace(name, shape);
 
   m.rows.resize(n * n);
   parallel_for(
@@ -82,6 +94,9 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
         row.source = S->name;
         row.target = T->name;
         row.cache = proof_cache(*S, *T, options);
+        row.cross_check_cache = plan.shape[i].empty() ? small.name : plan.shape[i];
+        // What the row was doing when kvlayout itself failed, for the row's error.
+        std::string stage = "prove on " + row.cache;
         try {
           prove::Proof p = prove::prove(S, T, m.caches.at(row.cache), prove_options);
           row.grade = p.grade;
@@ -89,16 +104,22 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
           row.unblocked_by = p.unblocked_by;
           row.prove_ms = p.ms;
           row.counterexample = deciding_counterexample(p);
-          prove::Proof q = prove::prove(S, T, small, prove_options);
+          stage = "prove on " + row.cross_check_cache;
+          prove::Proof q = prove::prove(S, T, m.caches.at(row.cross_check_cache), prove_options);
           row.small_grade = q.grade;
           row.small_reason = q.reason;
           if (options.small_grade_override)
             if (auto g = options.small_grade_override(S->name, T->name)) row.small_grade = *g;
-          row.cross = enumerate::cross_check(enumerated[i / n], enumerated[i % n]);
-        } catch (const prove::InternalError& e) {
-          row.error = e.what();
-        } catch (const enumerate::OracleError& e) {
-          row.error = std::string("cross-check: ") + e.what();
+          stage = "cross-check on " + row.cross_check_cache;
+          if (plan.shape[i].empty()) row.cross.not_checked = plan.why_not[i];
+          else row.cross = enumerate::cross_check(plan.at(plan.shape[i], i / n), plan.at(plan.shape[i], i % n));
+        } catch (const std::logic_error& e) {
+          // prove::InternalError, enumerate::OracleError, and the bare std::logic_error of prove/model.cpp
+          // (a solver model the tables contradict) or of the standard library (a vector over max_size).
+          // Bad input (spec::SpecError, a runtime_error) is not caught: it is the run's, exit 2.
+          row.error = stage + ": " + e.what();
+        } catch (const std::bad_alloc&) {
+          row.error = stage + ": out of memory";
         }
       },
       options.progress);

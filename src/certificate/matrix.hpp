@@ -1,6 +1,8 @@
 #pragma once
 // The campaign: every ordered pair of declared layouts (self pairs included) graded on a production cache
-// shape, and cross-checked by enumeration on the small one against a proof on that same small shape.
+// shape, and cross-checked by enumeration on a small one against a proof on that same small shape: the
+// matrix's cross-check shape, or one derived for the pair when a layout does not fit it. A row that cannot
+// be enumerated on any is reported as not cross-checked, with the reason, and counted.
 #include <functional>
 #include <map>
 #include <memory>
@@ -37,18 +39,26 @@ struct Row {
   std::string unblocked_by;
   double prove_ms = 0;
   spec::Json counterexample;  // the deciding obligation's, or null when exact
-  prove::Grade small_grade = prove::Grade::Unknown;  // the prover on the cross-check shape
+  // The shape the row is cross-checked on: the matrix's cross-check shape, or one derived for the pair
+  // when a layout does not fit it (see cross_check_plan.hpp); the matrix's shape when there is none.
+  std::string cross_check_cache;
+  prove::Grade small_grade = prove::Grade::Unknown;  // the prover on cross_check_cache
   prove::Reason small_reason = prove::Reason::SolverLimit;
-  enumerate::CrossCheck cross;
+  enumerate::CrossCheck cross;  // cross.checked false: not cross-checked, cross.not_checked says why
   std::string error;  // an internal error while deciding this row (never a grade)
 
-  bool agree() const { return error.empty() && cross.grade == small_grade && cross.reason == small_reason; }
+  bool cross_checked() const { return error.empty() && cross.checked; }
+  bool not_cross_checked() const { return error.empty() && !cross.checked; }
+  // A row not cross-checked has nothing to disagree with; it is counted on its own, never as agreeing.
+  bool agree() const {
+    return error.empty() && (!cross.checked || (cross.grade == small_grade && cross.reason == small_reason));
+  }
 };
 
 struct Matrix {
   std::vector<std::shared_ptr<const spec::Layout>> layouts;  // engines by name, then controls by name
-  std::map<std::string, spec::CacheShape> caches;            // every shape used, by name
-  std::string cross_check_cache;
+  std::map<std::string, spec::CacheShape> caches;            // every shape used (derived ones too), by name
+  std::string cross_check_cache;                             // the matrix's (enumerable) cross-check shape
   std::vector<Row> rows;                                     // source-major in layout order
   std::vector<std::vector<std::string>> classes;             // layouts with one address function
   double ms = 0;
@@ -57,12 +67,16 @@ struct Matrix {
   std::size_t disagreements() const;
   std::size_t unknowns() const;
   std::size_t errors() const;
+  std::size_t not_cross_checked() const;
+  std::map<std::string, std::size_t> cross_checked_on() const;  // rows cross-checked, per shape
 };
 
 // The proof shape for a pair under `options` (per content unless --cache).
 std::string proof_cache(const spec::Layout& source, const spec::Layout& target, const MatrixOptions& options);
 
-// Throws SpecError for bad input (a malformed spec, an unknown cache shape).
+// Throws SpecError for bad input (a malformed spec, an unknown cache shape). A failure of kvlayout
+// itself while deciding a row (prove::InternalError, enumerate::OracleError, any std::logic_error, memory
+// exhausted) is that row's `error`, never an exception out of here.
 Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options);
 
 }  // namespace kvlayout::certificate

@@ -7,9 +7,9 @@
 
 namespace kvlayout::certificate {
 
-char cell(const Row& row) {
-  if (!row.agree()) return '!';
-  switch (row.grade) {
+namespace {
+char letter(prove::Grade grade) {
+  switch (grade) {
     case prove::Grade::ExactByte: return 'B';
     case prove::Grade::ExactToken: return 'T';
     case prove::Grade::Subset: return 'S';
@@ -18,6 +18,13 @@ char cell(const Row& row) {
     case prove::Grade::Unknown: return 'U';
   }
   return '?';
+}
+}  // namespace
+
+char cell(const Row& row) {
+  if (!row.agree()) return '!';
+  const char c = letter(row.grade);
+  return row.not_cross_checked() ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 namespace {
@@ -65,7 +72,8 @@ std::string format_table(const Matrix& m) {
     out << "\n";
   }
   out << "rows: source layout; columns: target layout (numbered as the rows). B EXACT_BYTE, T EXACT_TOKEN, "
-         "S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN, ! disagreement or internal error\n";
+         "S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN, lower case: proven but not cross-checked, ! disagreement "
+         "or internal error\n";
   return out.str();
 }
 
@@ -96,8 +104,16 @@ std::string format_counts(const Matrix& m) {
       out << "\n";
     }
   }
-  out << "cross-check on " << m.cross_check_cache << ": " << (m.rows.size() - m.disagreements()) << " rows agree, "
-      << m.disagreements() << " DISAGREE; " << m.unknowns() << " UNKNOWN; " << m.errors() << " internal errors\n";
+  std::size_t checked = 0;
+  std::string shapes;
+  for (const auto& [shape, k] : m.cross_checked_on()) {
+    checked += k;
+    shapes += (shapes.empty() ? "" : ", ") + std::to_string(k) + " on " + shape;
+  }
+  const std::size_t disagree = m.disagreements() - m.errors();  // an internal error is no agreement either
+  out << "cross-check: " << checked << " rows cross-checked by enumeration (" << (shapes.empty() ? "none" : shapes)
+      << "), " << m.not_cross_checked() << " not cross-checked; " << checked - disagree << " rows agree, " << disagree
+      << " DISAGREE; " << m.unknowns() << " UNKNOWN; " << m.errors() << " internal errors\n";
   return out.str();
 }
 

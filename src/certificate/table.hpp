@@ -8,8 +8,9 @@
 
 namespace kvlayout::certificate {
 
-// One letter per grade: B EXACT_BYTE, T EXACT_TOKEN, S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN;
-// '!' a row whose cross-check disagrees or that hit an internal error.
+// One letter per grade: B EXACT_BYTE, T EXACT_TOKEN, S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN; in
+// lower case when the row was not cross-checked; '!' a row whose cross-check disagrees or that hit an
+// internal error.
 char cell(const Row& row);
 
 struct Counts {

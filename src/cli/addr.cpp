@@ -76,8 +76,10 @@ int run_addr(const std::vector<std::string>& argv) {
   layout::BoundLayout bound = layout::bind(decl, cache, overrides_from(args));
   if (!bound.fits()) {
     const layout::Misfit& m = bound.misfits.front();
-    throw spec::SpecError(decl->file, m.path, "that " + decl->name + " does not fit cache shape " + cache.name + ": " + m.what,
-                          "a cache shape that meets the layout's requirements");
+    throw spec::SpecError(decl->file, m.path,
+                          "that " + decl->name + " does not fit cache shape " + cache.name + " (" + cache.file + "): " + m.what,
+                          "a cache shape that binds every parameter the layout reads (in its /params) and meets the "
+                          "layout's requirements");
   }
   layout::BlockTables tables = layout::identity_tables(bound);
   for (const std::string& t : args.values("table")) {

@@ -82,7 +82,8 @@ int run_emit(const std::vector<std::string>& argv) {
   try {
     source_text = emit::emit_kernel(proof, options);
   } catch (const emit::EmitError& e) {
-    throw spec::SpecError("", "", "a pair the kernel generator cannot express: " + std::string(e.what()),
+    throw spec::SpecError(source->file + " -> " + target_layout->file, "",
+                          "a pair the kernel generator cannot express: " + std::string(e.what()),
                           "index expressions over coordinates with block tables indexed by the token");
   }
   if (auto out = args.value("output")) {

@@ -25,7 +25,11 @@ const char* kHelp = R"(usage: kvlayout matrix [--specs DIR] [--cache CACHE] [--c
 Grades every ordered pair of the declared layouts (self pairs included): proofs on llama-3.1-70b for
 per-head layouts and on deepseek-v3 for MLA layouts and mixed pairs (or on --cache for all), each row
 cross-checked on the small cache by an independent enumeration that moves real bytes; the cross-check's
-grade must equal the prover's on that same small cache, else the row is a DISAGREE.
+grade must equal the prover's on that same small cache, else the row is a DISAGREE. A pair with a layout
+that does not fit the small cache is cross-checked on a small shape derived for it (the parameters its
+failed requirements read set to the proof shape's value, or the first of a few candidates, that fits); a
+row that still cannot be enumerated (no such shape, or a layout over the enumeration limits) is listed as
+NOT CROSS-CHECKED with the reason and counted, never as cross-checked.
 
   --cache CACHE            prove every row on this cache shape
   --cross-check CACHE      the enumerable cache shape (default small)
@@ -34,8 +38,8 @@ grade must equal the prover's on that same small cache, else the row is a DISAGR
   --limit-ms N             solver limit per query (default 5000)
   --json                   print rows and counts as JSON
 
-Exit: 0 every row decided and cross-checked; 1 a DISAGREE, an internal error or a failed control;
-3 an UNKNOWN row; 2 bad input.
+Exit: 0 every row decided and no cross-check disagreed (rows not cross-checked are listed and counted);
+1 a DISAGREE, an internal error in a row or a failed control; 3 an UNKNOWN row; 2 bad input.
 )";
 
 }  // namespace
@@ -80,17 +84,19 @@ int run_matrix(const std::vector<std::string>& argv) {
       rows.push_back({{"source", r.source}, {"target", r.target}, {"cache", r.cache}, {"grade", prove::grade_name(r.grade)},
                       {"reason", prove::info(r.reason).code}, {"unblocked_by", r.unblocked_by.empty() ? spec::Json(nullptr) : spec::Json(r.unblocked_by)},
                       {"prove_ms", r.prove_ms}, {"positions_checked", r.cross.positions_checked},
-                      {"cross_check", {{"grade", prove::grade_name(r.cross.grade)}, {"reason", prove::info(r.cross.reason).code},
-                                       {"prover_grade", prove::grade_name(r.small_grade)}, {"agree", r.agree()}}},
+                      {"cross_check", certificate::cross_check_json(r)},
                       {"error", r.error.empty() ? spec::Json(nullptr) : spec::Json(r.error)}});
     std::cout << spec::Json{{"rows", rows}, {"classes", m.classes}, {"disagree", m.disagreements()}, {"unknown", m.unknowns()},
-                            {"errors", m.errors()}, {"ms", m.ms}}.dump(2) << "\n";
+                            {"errors", m.errors()}, {"not_cross_checked", m.not_cross_checked()},
+                            {"cross_checked_on", m.cross_checked_on()}, {"ms", m.ms}}.dump(2) << "\n";
   } else {
     std::cout << certificate::format_table(m) << "\n" << certificate::format_counts(m);
     for (const auto& r : m.rows) {
       if (!r.error.empty()) std::cout << "INTERNAL ERROR " << r.source << " -> " << r.target << ": " << r.error << "\n";
+      else if (r.not_cross_checked())
+        std::cout << "NOT CROSS-CHECKED " << r.source << " -> " << r.target << ": " << r.cross.not_checked << "\n";
       else if (!r.agree())
-        std::cout << "DISAGREE " << r.source << " -> " << r.target << " on " << m.cross_check_cache << ": prover "
+        std::cout << "DISAGREE " << r.source << " -> " << r.target << " on " << r.cross_check_cache << ": prover "
                   << prove::grade_name(r.small_grade) << " [" << prove::info(r.small_reason).code << "], cross-check "
                   << prove::grade_name(r.cross.grade) << " [" << prove::info(r.cross.reason).code << "]\n";
     }

@@ -1,5 +1,7 @@
 #include "emit/cpu.hpp"
 
+#include "layout/view_algebra.hpp"
+
 #include <algorithm>
 
 #include "emit/code_writer.hpp"
@@ -271,9 +273,16 @@ void print_cell(CodeWriter& w, const Cell& cell, std::size_t index, int source_b
 
 std::string prologue(const prove::Proof& p, const EmitOptions& o) {
   bool convert = p.source_layout->dtype != p.target_layout->dtype;
-  std::string s = "#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <math.h>\n#include <thread>\n#include <vector>\n"
-                  "#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n\n";
+  std::string s = "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <math.h>\n#include <thread>\n"
+                  "#include <utility>\n#include <vector>\n#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n\n";
   s += "namespace kvlayout_generated_" + o.name + " {\n\n" + expr::c_helpers("");
+  s += "// Whether two different entries of (block, entry) pairs hold one block.\n"
+       "static inline bool kv_repeats_a_block(std::vector<std::pair<int32_t, int64_t>>& used) {\n"
+       "  std::sort(used.begin(), used.end());\n"
+       "  for (size_t i = 1; i < used.size(); ++i)\n"
+       "    if (used[i].first == used[i - 1].first && used[i].second != used[i - 1].second) return true;\n"
+       "  return false;\n"
+       "}\n\n";
   if (convert) s += conversion_source(p.source_layout->dtype, p.target_layout->dtype, "");
   return s + "\n";
 }
@@ -291,11 +300,21 @@ void print_entry(CodeWriter& w, const prove::Proof& p, const Plan& plan, const E
     for (const auto& line : reads) w.line(line);
     w.close();
   }
+  for (const DistinctCheck& c : distinct_checks(p, plan)) {
+    // (block, entry) of each entry read, consecutive repeats dropped (the tokens of one block read one entry).
+    w.open("");
+    w.line("std::vector<std::pair<int32_t, int64_t>> used;  // " + c.table + ": distinct entries must hold distinct blocks");
+    w.open("for (int64_t token = 0; token < num_tokens; ++token)");
+    for (const auto& e : c.entries)
+      w.line("{ const int64_t e = " + e + "; if (used.empty() || used.back().second != e) used.emplace_back(" + c.table + "[e], e); }");
+    w.close();
+    w.line("if (kv_repeats_a_block(used)) return " + std::to_string(kRepeatedBlock) + ";");
+    w.close();
+  }
   w.line("const int parts = num_threads < 1 ? 1 : num_threads;");
   // Streaming stores pay off for moves much larger than the caches, into aligned targets.
   const auto& T = *p.target_bound;
-  std::int64_t target_bytes = 0;
-  for (const auto& t : T.tensors) target_bytes += t.instances * t.size * T.element_bytes();
+  const std::int64_t target_bytes = layout::byte_offset(layout::storage_elements(T), T.element_bytes());
   std::int64_t bytes_per_token = std::max<std::int64_t>(1, target_bytes / std::max<std::int64_t>(1, plan.capacity));
   w.line("bool stream = num_tokens >= " + i64(o.streaming_from_bytes / bytes_per_token) + ";");
   // A cell read in the source's order relies on each run being whole target lines (see Cell::source_order_from).
@@ -330,16 +349,40 @@ std::vector<std::string> pointer_checks(const prove::Proof& p, const Plan& plan)
   return out;
 }
 
+namespace {
+
+std::string table_array(const TableRead& r) { return r.on_source ? "src_tables" : "dst_tables"; }
+
+// The entry a read takes, as C over `token` (a nested lookup reads the same side's tables).
+std::string entry_c(const TableRead& r) {
+  const std::string arr = table_array(r);
+  return expr::to_c(r.entry, [&](const expr::Node& node, const std::string& inner) -> std::string {
+    if (node.op == expr::Op::Coord) return "token";
+    return "static_cast<int64_t>(" + arr + "[" + std::to_string(node.value) + "][" + inner + "])";
+  });
+}
+
+}  // namespace
+
+std::vector<DistinctCheck> distinct_checks(const prove::Proof& p, const Plan& plan) {
+  std::vector<DistinctCheck> out;
+  for (const TableRead& r : plan.reads) {
+    const auto& t = (r.on_source ? *p.source_bound : *p.target_bound).tables[static_cast<std::size_t>(r.table)];
+    const std::string table = table_array(r) + "[" + std::to_string(r.table) + "]";
+    auto it = std::find_if(out.begin(), out.end(), [&](const DistinctCheck& c) { return c.table == table; });
+    if (it == out.end()) it = out.insert(out.end(), DistinctCheck{table, t.first, t.end, {}});
+    it->entries.push_back(entry_c(r));
+  }
+  return out;
+}
+
 std::vector<std::string> table_checks(const prove::Proof& p, const Plan& plan, const std::string& fail) {
   std::vector<std::string> out;
   for (const TableRead& r : plan.reads) {
     const auto& b = r.on_source ? *p.source_bound : *p.target_bound;
     const auto& t = b.tables[static_cast<std::size_t>(r.table)];
-    const std::string arr = r.on_source ? "src_tables" : "dst_tables";
-    std::string entry = expr::to_c(r.entry, [&](const expr::Node& node, const std::string& inner) -> std::string {
-      if (node.op == expr::Op::Coord) return "token";
-      return "static_cast<int64_t>(" + arr + "[" + std::to_string(node.value) + "][" + inner + "])";
-    });
+    const std::string arr = table_array(r);
+    std::string entry = entry_c(r);
     out.push_back("{ const int64_t e = " + entry + "; if (e < 0 || e >= " + i64(t.length) + ") { " + fail +
                   " } else { const int64_t v = " + arr + "[" + std::to_string(r.table) + "][e]; if (v < " + i64(t.first) +
                   " || v >= " + i64(t.end) + ") { " + fail + " } } }");

@@ -145,6 +145,23 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
     w.close();
     w.line();
   }
+  // Distinct blocks: each entry read claims its block in a device array (-1 = unclaimed); a block claimed
+  // by another entry is a repeated block.
+  const std::vector<DistinctCheck> distinct = distinct_checks(p, plan);
+  for (std::size_t i = 0; i < distinct.size(); ++i) {
+    const DistinctCheck& c = distinct[i];
+    w.open("__global__ void check_distinct" + std::to_string(i) + "(Pointers p, int64_t num_tokens, int* owner)");
+    w.line("const int32_t* const* src_tables = p.st; const int32_t* const* dst_tables = p.dt;");
+    w.line("(void)src_tables; (void)dst_tables;");
+    w.open("for (int64_t token = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; token < num_tokens; token += static_cast<int64_t>(gridDim.x) * blockDim.x)");
+    for (const auto& e : c.entries)
+      w.line("{ const int64_t e = " + e + "; const int old = atomicCAS(&owner[" + c.table + "[e] - " + i64(c.first) +
+             "], -1, static_cast<int>(e)); if (old != -1 && old != static_cast<int>(e)) atomicExch(&kv_error, " +
+             std::to_string(kRepeatedBlock) + "); }");
+    w.close();
+    w.close();
+    w.line();
+  }
   // On the GPU a transposing cell needs no tiles: one element per thread, the target-contiguous mode
   // innermost, so that consecutive threads write consecutive elements.
   std::vector<Cell> cells = plan.cells;
@@ -178,6 +195,20 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
     w.line("if (num_tokens > 0) check_tables<<<static_cast<unsigned>((num_tokens + 255) / 256), 256>>>(p, num_tokens);");
     w.line("if (cudaMemcpyFromSymbol(&error, kv_error, sizeof error) != cudaSuccess) return 4;");
     w.line("if (error != 0) return error;");
+    for (std::size_t i = 0; i < distinct.size(); ++i) {
+      const std::string bytes = i64((distinct[i].end - distinct[i].first) * 4);
+      w.open("if (num_tokens > 0)");
+      w.line("int* owner = nullptr;");
+      w.line("if (cudaMalloc(&owner, " + bytes + ") != cudaSuccess) return 4;");
+      w.line("const bool ok = cudaMemset(owner, 0xff, " + bytes + ") == cudaSuccess;");
+      w.line("if (ok) check_distinct" + std::to_string(i) + "<<<static_cast<unsigned>((num_tokens + 255) / 256), 256>>>(p, num_tokens, owner);");
+      w.line("if (cudaFree(owner) != cudaSuccess || !ok) return 4;");
+      w.close();
+    }
+    if (!distinct.empty()) {
+      w.line("if (cudaMemcpyFromSymbol(&error, kv_error, sizeof error) != cudaSuccess) return 4;");
+      w.line("if (error != 0) return error;");
+    }
   }
   for (std::size_t i = 0; i < cells.size(); ++i) print_launch(w, cells[i], i, widest_chunk(cells[i], sb, tb), sb, convert);
   w.line("if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 4;");

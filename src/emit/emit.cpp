@@ -19,7 +19,37 @@ bool emittable(prove::Grade grade, bool allow_not_exact) {
   }
 }
 
+namespace {
+
+// @post returns only when the proof licenses the move (see emit_kernel).
+void require_license(const prove::Proof& proof, bool allow_not_exact) {
+  const std::string pair = proof.source_layout->name + " -> " + proof.target_layout->name;
+  if (!emittable(proof.grade, allow_not_exact))
+    throw NotEmittable(pair + " is " + prove::grade_name(proof.grade) + ", which is not emitted" +
+                       (proof.grade == prove::Grade::NotExact ? " unless NOT_EXACT moves are allowed" : ""));
+  if (prove::grade_of(proof.obligations).first != proof.grade)
+    throw NotEmittable(pair + ": the grade " + prove::grade_name(proof.grade) + " is not what its obligations give");
+  struct Needed {
+    const char* name;
+    prove::Side side;
+  };
+  for (const Needed& n : {Needed{"fits", prove::Side::Pair}, Needed{"fits", prove::Side::Source}, Needed{"fits", prove::Side::Target},
+                          Needed{"defined", prove::Side::Source}, Needed{"defined", prove::Side::Target},
+                          Needed{"in-bounds", prove::Side::Source}, Needed{"in-bounds", prove::Side::Target},
+                          Needed{"injective", prove::Side::Source}, Needed{"injective", prove::Side::Target},
+                          Needed{"covers", prove::Side::Pair}}) {
+    bool proved = false;
+    for (const auto& r : proof.obligations)
+      proved = proved || (r.name == n.name && r.side == n.side && r.status == prove::Status::Proved);
+    if (!proved)
+      throw NotEmittable(pair + ": " + n.name + "(" + prove::side_name(n.side) + ") is not proved, and the move relies on it");
+  }
+}
+
+}  // namespace
+
 std::string emit_kernel(const prove::Proof& proof, const EmitOptions& options) {
+  require_license(proof, options.allow_not_exact);
   const std::string& name = options.name;
   bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');

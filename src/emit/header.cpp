@@ -72,7 +72,8 @@ std::string header_comment(const prove::Proof& p, const Plan& plan, const EmitOp
   describe_side(out, T, "dst", "dst_tables");
   out << "//   num_tokens   tokens 0 .. num_tokens-1 are moved, 0 <= num_tokens <= " << plan.capacity << "\n"
       << "//   returns      0 moved; 1 num_tokens out of range; 2 a table entry read is outside its range;\n"
-      << "//                3 a null pointer; 4 a CUDA error. Nothing is written unless 0 is returned.\n"
+      << "//                3 a null pointer; 4 a CUDA error; 5 two entries of one table hold the same block\n"
+      << "//                (the proof holds for injective tables). Nothing is written unless 0 is returned.\n"
       << "//   Every position held by both layouts with token < num_tokens is copied once; no other element of\n"
       << "//   dst is written (padding and positions outside the target's domain are left as they are).\n";
   return out.str();

@@ -7,7 +7,7 @@
 
 #include "expr/evaluate.hpp"
 #include "expr/print.hpp"
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "spec/name_check.hpp"
 
 namespace kvlayout::emit {
@@ -258,7 +258,7 @@ void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
 }
 
 Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
-               const prove::Cell& box, int token) {
+               const layout::Cell& box, int token) {
   Cell cell;
   const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
   const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
@@ -422,7 +422,7 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T) {
   std::vector<expr::Expr> predicates;
   for (const auto& d : ds) predicates.push_back(d.second);
   for (const auto& d : dt) predicates.push_back(d.second);
-  auto boxes = prove::cells(S.coord_extents, predicates);
+  auto boxes = layout::cells(S.coord_extents, predicates);
   if (!boxes) throw EmitError("a domain is not a combination of single-coordinate bounds");
   for (const auto& box : *boxes) {
     int s = -1, t = -1;

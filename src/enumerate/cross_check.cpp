@@ -9,7 +9,6 @@
 #include "layout/address.hpp"
 #include "layout/convert.hpp"
 #include "prove/proof.hpp"
-#include "spec/error.hpp"
 
 namespace kvlayout::enumerate {
 
@@ -77,16 +76,17 @@ std::string where(const Enumerated& e, std::int64_t position) {
 
 }  // namespace
 
-Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& small) {
+Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& shape) {
   Enumerated e;
   e.layout = decl;
-  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, small));
+  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, shape));
   if (!e.bound->fits()) return e;
-  const std::int64_t positions = box_size(*e.bound);
-  if (positions > kEnumerationLimit)
-    throw spec::SpecError(small.file, "", "a cache shape on which " + decl->name + " has " + std::to_string(positions) + " positions",
-                          "a shape small enough to enumerate, at most " + std::to_string(kEnumerationLimit) +
-                              " positions per layout (such as small)");
+  // Checked before anything is allocated: the limits are what keep a valid but huge layout from
+  // exhausting memory here.
+  if (auto why = too_large(*e.bound)) {
+    e.too_large = *why;
+    return e;
+  }
   e.tables = table_choices(*e.bound);
   for (const auto& t : e.tables) e.maps.push_back(map_addresses(*e.bound, t));
   return e;
@@ -94,6 +94,16 @@ Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec
 
 CrossCheck cross_check(const Enumerated& S, const Enumerated& T) {
   CrossCheck out;
+  // A side too large to enumerate: nothing observed, so no grade either.
+  for (const Enumerated* e : {&S, &T})
+    if (e->bound->fits() && !e->too_large.empty()) {
+      out.not_checked = e->too_large;
+      return out;
+    }
+  for (const Enumerated* e : {&S, &T})
+    if (!e->bound->fits() && out.not_checked.empty())
+      out.not_checked = e->layout->name + " does not fit " + e->bound->cache.name + ": " + e->bound->misfits.front().what;
+  out.checked = out.not_checked.empty();
   auto& found = out.findings;
   const spec::Layout& sd = *S.layout;
   const spec::Layout& td = *T.layout;
@@ -112,7 +122,7 @@ CrossCheck cross_check(const Enumerated& S, const Enumerated& T) {
     const Side side = e == &S ? Side::Source : Side::Target;
     for (std::size_t k = 0; k < e->maps.size(); ++k) {
       const AddressMap& m = e->maps[k];
-      out.positions_checked += static_cast<std::int64_t>(m.element.size());
+      if (out.checked) out.positions_checked += static_cast<std::int64_t>(m.element.size());
       if (m.out_of_bounds > 0) {
         found.push_back(finding("in-bounds", side, Reason::OutOfBounds,
                                 std::to_string(m.out_of_bounds) + " positions out of bounds under " + table_choice_name(k) +

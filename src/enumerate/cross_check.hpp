@@ -1,14 +1,16 @@
 #pragma once
-// The exhaustive cross-check: an independent witness for the prover on a small cache. Every position is
-// located under three block-table choices per side; collisions and coverage come from bitmaps; real bytes
-// are moved S -> T and back T -> S with the destination poisoned first, and every destination element
-// and every returned byte is compared. From what it observes the cross-check derives its own grade, by
+// The exhaustive cross-check: an independent witness for the prover on a small cache shape. Every
+// position is located under three block-table choices per side; collisions and coverage come from
+// bitmaps; real bytes are moved S -> T and back T -> S with the destination poisoned first, and every
+// destination element and every returned byte is compared. From what it observes the cross-check derives its own grade, by
 // the same ordering rule as the prover, so the two can be compared row by row.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "enumerate/address_map.hpp"
+#include "enumerate/limits.hpp"
 #include "layout/bound_layout.hpp"
 #include "prove/grade.hpp"
 #include "prove/obligation.hpp"
@@ -17,29 +19,38 @@
 
 namespace kvlayout::enumerate {
 
-// A layout bound to the small cache, with its address map under each table choice (computed once,
-// shared by every pair the layout takes part in).
+// A layout bound to the cross-check shape, with its address map under each table choice (computed once,
+// shared by every pair the layout takes part in on that shape).
 struct Enumerated {
   std::shared_ptr<const spec::Layout> layout;
   std::shared_ptr<const layout::BoundLayout> bound;
   std::vector<layout::BlockTables> tables;
-  std::vector<AddressMap> maps;  // empty when the layout does not fit the cache
+  std::vector<AddressMap> maps;  // empty when the layout does not fit the shape or is too large
+  std::string too_large;         // why a layout that fits was not enumerated (enumerate::too_large), or empty
+
+  bool enumerated() const { return bound->fits() && too_large.empty(); }
 };
 
-// The most positions one layout may have on the cross-check shape: every position is located under three
-// table choices and kept in memory, so the shape must be small (the shipped `small` has at most 42624).
-inline constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 21;
-
-// Throws SpecError when the layout has more than kEnumerationLimit positions on `small`.
-Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& small);
+// Binds and enumerates; a layout over the limits of enumerate/limits.hpp is bound but not enumerated
+// (too_large says why), so a valid layout never makes the cross-check allocate without bound.
+// Throws SpecError only for a declaration that cannot be bound (layout::bind).
+Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& shape);
 
 struct CrossCheck {
   prove::Grade grade = prove::Grade::Unknown;
   prove::Reason reason = prove::Reason::SolverLimit;
-  std::int64_t positions_checked = 0;      // positions located and compared, summed over table choices
+  // Cross-checked: both sides fit the shape and were enumerated, so positions were compared. Otherwise
+  // the grade (when a side does not fit) is read off the declarations alone and proves nothing about
+  // the prover; `not_checked` says why, and nothing is counted.
+  bool checked = false;
+  std::string not_checked;
+  std::int64_t positions_checked = 0;  // positions located and checked on both sides, summed over table
+                                       // choices; 0 unless checked
   std::vector<prove::ObligationResult> findings;  // what was observed, as refuted obligations
 };
 
+// @post result.checked == (source.enumerated() && target.enumerated()); when a side is too large the
+// grade is UNKNOWN and there are no findings.
 // Throws enumerate::OracleError if the byte move contradicts the address maps (a bug in the oracle).
 CrossCheck cross_check(const Enumerated& source, const Enumerated& target);
 

@@ -1,6 +1,6 @@
 #include "layout/address.hpp"
 
-#include "expr/arithmetic.hpp"
+#include "layout/view_algebra.hpp"
 #include "expr/evaluate.hpp"
 #include "spec/error.hpp"
 
@@ -28,7 +28,7 @@ std::string format_coordinate(const BoundLayout& bound, std::span<const std::int
 }
 
 std::int64_t byte_offset(const BoundLayout& bound, const Address& a) {
-  return expr::checked_mul(a.offset, bound.element_bytes());
+  return layout::byte_offset(a.offset, bound.element_bytes());
 }
 
 Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, const BlockTables& tables) {
@@ -67,12 +67,10 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                               "a domain that evaluates everywhere");
       }
       loc.placement = Placement::Held;
-      std::int64_t offset = view.offset;
       for (std::size_t k = 0; k < view.index.size(); ++k) {
         std::int64_t i = 0;
         try {
           i = expr::evaluate(view.index[k], env);
-          offset = expr::checked_add(offset, expr::checked_mul(i, view.strides[k]));
         } catch (const TableMiss& miss) {
           loc.placement = Placement::OutOfBounds;
           loc.violation = "axis " + std::to_string(k) + " `" + view.index_texts[k] + "`: " + miss.what;
@@ -91,9 +89,11 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                           " is outside [0, " + std::to_string(view.extents[k]) + ")";
         }
       }
-      loc.address.offset = offset;
       loc.reads = reads;
-      if (loc.placement == Placement::Held && (offset < 0 || offset >= tensor.size)) {
+      if (loc.placement != Placement::Held) return loc;  // an index outside its axis: no meaningful offset
+      const std::int64_t offset = *element_offset(view, loc.address.index);
+      loc.address.offset = offset;
+      if (offset < 0 || offset >= tensor.size) {
         loc.placement = Placement::OutOfBounds;
         loc.violation = "element offset " + std::to_string(offset) + " is outside the tensor's " +
                         std::to_string(tensor.size) + " elements";

@@ -4,6 +4,7 @@
 #include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
 #include "layout/bound_layout.hpp"
+#include "layout/view_algebra.hpp"
 #include "spec/error.hpp"
 #include "spec/name_check.hpp"
 #include "spec/parameter_order.hpp"
@@ -31,8 +32,10 @@ class Binder {
       out_.coord_names.push_back(c.name);
       out_.coord_extents.push_back(positive(c.extent, "a positive coordinate extent"));
     }
+    check_box_fits();
     for (const auto& t : L_.tables) bind_table(t);
     for (const auto& t : L_.tensors) bind_tensor(t);
+    check_storage();
     return std::move(out_);
   }
 
@@ -82,12 +85,12 @@ class Binder {
       }
       if (is_cache) out_.values[k] = v;
     }
-    // A cache-shape parameter the layout reads but the cache does not bind: the layout does not fit.
-    for (const std::string& n : cache_names_used()) {
+    // A cache-shape parameter the layout reads but the cache does not bind: the layout does not fit (the misfit's
+    // path is the first expression reading it).
+    for (const auto& [n, path] : cache_names_used()) {
       if (out_.values.count(n)) continue;
-      out_.misfits.push_back({"cache shape " + out_.cache.name + " has no parameter " + n + ", which " + L_.name +
-                                  " reads",
-                              ""});
+      out_.misfits.push_back({"cache shape " + out_.cache.name + " has no parameter " + n + ", which " + L_.name + " reads",
+                              path});
     }
     if (!out_.fits()) return;
     for (std::size_t i : spec::parameter_order(L_.params, file())) {
@@ -97,14 +100,16 @@ class Binder {
     }
   }
 
-  std::vector<std::string> cache_names_used() const {
-    std::vector<std::string> used;
+  // Each cache-shape parameter the layout reads, with the JSON path of the first expression reading it
+  // ("/content" for a built-in content's extents).
+  std::vector<std::pair<std::string, std::string>> cache_names_used() const {
+    std::vector<std::pair<std::string, std::string>> used;
     auto add = [&](const SourceExpr& e) {
       for (const auto& n : spec::referenced_names(e.expr)) {
         const auto& known = spec::cache_parameter_names();
         if (std::find(known.begin(), known.end(), n) != known.end() &&
-            std::find(used.begin(), used.end(), n) == used.end())
-          used.push_back(n);
+            std::none_of(used.begin(), used.end(), [&](const auto& u) { return u.first == n; }))
+          used.emplace_back(n, e.path.empty() || e.path[0] != '/' ? "/content" : e.path);
       }
     };
     for (const auto& c : L_.content.coords) add(c.extent);
@@ -136,10 +141,34 @@ class Binder {
     }
   }
 
+  // Every position count (and so every domain cell's volume) fits in int64.
+  void check_box_fits() const {
+    try {
+      box_volume(out_.coord_extents);
+    } catch (const expr::ArithmeticError& a) {
+      const spec::Coordinate& last = L_.content.coords.back();
+      std::string extents;
+      for (std::size_t i = 0; i < out_.coord_names.size(); ++i)
+        extents += (i ? " x " : "") + out_.coord_names[i] + " " + std::to_string(out_.coord_extents[i]);
+      throw SpecError(out_.cache.file.empty() ? file() : out_.cache.file, out_.cache.file.empty() ? last.extent.path : "/params",
+                      "a coordinate box of " + extents + " positions on cache shape " + out_.cache.name + ", whose count overflows: " + a.what(),
+                      "at most 2^63 - 1 logical positions");
+    }
+  }
+
+  void check_storage() const {
+    try {
+      check_storage_fits(out_);
+    } catch (const expr::ArithmeticError& a) {
+      throw SpecError(file(), "/tensors", "tensors whose storage together overflows on cache shape " + out_.cache.name + ": " + a.what(),
+                      "a layout whose whole storage, in bytes, fits in 64 bits");
+    }
+  }
+
   void bind_table(const spec::TableDecl& t) {
     BoundTable b{t.name, positive(t.length, "a positive table length"), non_negative(t.first, "a range start >= 0"),
                  constant(t.end)};
-    if (expr::checked_sub(b.end, b.first) < b.length)
+    if (b.end <= b.first || b.end - b.first < b.length)  // end > first >= 0: the difference cannot overflow
       throw SpecError(file(), t.path,
                       "a table of " + std::to_string(b.length) + " entries into the range [" +
                           std::to_string(b.first) + ", " + std::to_string(b.end) + ") on cache shape " +
@@ -210,12 +239,19 @@ class Binder {
     return b;
   }
 
-  // CuTe's cosize: one past the largest offset the view can reach.
-  static std::int64_t cosize(const BoundView& v) {
-    std::int64_t last = v.offset;
-    for (std::size_t k = 0; k < v.extents.size(); ++k)
-      last = expr::checked_add(last, expr::checked_mul(v.extents[k] - 1, v.strides[k]));
-    return expr::checked_add(last, 1);
+  // Every element and byte offset of the view fits in int64 (the view algebra's functions rely on it).
+  void check_view(const spec::ViewDecl& decl, const BoundView& v) const {
+    try {
+      check_view_fits(v, out_.element_bytes());
+    } catch (const expr::ArithmeticError& a) {
+      std::string terms = std::to_string(v.offset);
+      for (std::size_t k = 0; k < v.extents.size(); ++k)
+        terms += " + " + std::to_string(v.extents[k] - 1) + " * " + std::to_string(v.strides[k]);
+      throw SpecError(file(), decl.path + (decl.strides.empty() ? "/shape" : "/strides"),
+                      "a view whose last element offset (" + terms + ") or its byte offset (x " +
+                          std::to_string(out_.element_bytes()) + " bytes) overflows on cache shape " + out_.cache.name + ": " + a.what(),
+                      "a view whose element and byte offsets fit in 64 bits");
+    }
   }
 
   void bind_tensor(const spec::TensorDecl& t) {
@@ -226,7 +262,10 @@ class Binder {
       b.per = out_.coord_index(t.per);
       b.instances = out_.coord_extents[static_cast<std::size_t>(b.per)];
     }
-    for (const auto& v : t.views) b.views.push_back(bind_view(v));
+    for (const auto& v : t.views) {
+      b.views.push_back(bind_view(v));
+      check_view(v, b.views.back());
+    }
     try {
       if (t.size) {
         b.size = positive(*t.size, "a positive allocation size");
@@ -236,9 +275,11 @@ class Binder {
       } else {
         b.size = cosize(b.views.front());
       }
+      check_tensor_fits(b, out_.element_bytes());
     } catch (const expr::ArithmeticError& a) {
-      throw SpecError(file(), t.path, std::string("an allocation size that overflows: ") + a.what(),
-                      "a tensor that fits in 64-bit element offsets");
+      throw SpecError(file(), t.path, "an allocation (" + std::to_string(b.instances) + " instance(s)) whose size overflows on cache shape " +
+                                          out_.cache.name + ": " + a.what(),
+                      "a tensor whose elements and bytes, over all instances, fit in 64 bits");
     }
     out_.tensors.push_back(std::move(b));
   }

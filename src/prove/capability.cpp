@@ -1,6 +1,6 @@
 #include "prove/capability.hpp"
 
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::prove {
@@ -27,7 +27,7 @@ std::vector<std::string> ranks_holding(const layout::BoundLayout& shard, const l
     try {
       layout::BoundLayout other = layout::bind(shard.layout, shard.cache, o);
       if (!other.fits()) continue;
-      auto set = describe_positions(shard, {held_predicate(reference), held_predicate(shard), held_predicate(other)},
+      auto set = layout::describe_positions(shard, {layout::held_predicate(reference), layout::held_predicate(shard), layout::held_predicate(other)},
                                     [](const std::vector<bool>& t) { return t[0] && !t[1] && t[2]; });
       if (set && set->count > 0)
         out.push_back("tp_rank " + std::to_string(r) + " holds " + (set->spans.empty() ? "them" : join(set->spans, ", ")));

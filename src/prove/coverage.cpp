@@ -1,7 +1,7 @@
 // covers (domain T ⊆ domain S) and carries (domain S ⊆ domain T): one solver query each for a position
 // held by one side and not the other; the positions concerned are counted exactly and described by the
 // coordinate ranges they span (e.g. "head 2..3"), from the domain cells.
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/model.hpp"
 #include "prove/obligations.hpp"
@@ -11,7 +11,7 @@ namespace {
 
 // Positions held by `has` and not by `lacks`: their count and the coordinate values they span.
 void describe(const layout::BoundLayout& has, const layout::BoundLayout& lacks, Counterexample& c) {
-  auto set = describe_positions(has, {held_predicate(has), held_predicate(lacks)},
+  auto set = layout::describe_positions(has, {layout::held_predicate(has), layout::held_predicate(lacks)},
                                 [](const std::vector<bool>& t) { return t[0] && !t[1]; });
   if (!set) return;
   c.count = set->count;
@@ -49,14 +49,14 @@ ObligationResult check_subset(Session& session, const Pair& pair, bool covers) {
   };
 
   // Exact normaliser: domains that are combinations of single-coordinate bounds are compared cell by cell.
-  auto cs = session.options().normalise ? cells(has.coord_extents, {held_predicate(has), held_predicate(lacks)})
+  auto cs = session.options().normalise ? layout::cells(has.coord_extents, {layout::held_predicate(has), layout::held_predicate(lacks)})
                                         : std::nullopt;
   if (cs) {
     r.method = "domain cells";
-    const Cell* first = nullptr;
+    const layout::Cell* first = nullptr;
     for (const auto& cell : *cs) {
       if (!cell.truth[0] || cell.truth[1]) continue;
-      auto lo = [](const Cell& c) {
+      auto lo = [](const layout::Cell& c) {
         std::vector<std::int64_t> v;
         for (const auto& x : c.ranges) v.push_back(x.lo);
         return v;

@@ -1,5 +1,7 @@
 #include "prove/encoder.hpp"
 
+#include <limits>
+
 #include "expr/print.hpp"
 
 namespace kvlayout::prove {
@@ -38,7 +40,7 @@ z3::expr Encoder::floor_div(const z3::expr& a, const expr::Expr& divisor, const 
     std::int64_t c = divisor->value;
     if (c > 0) return a / constant(c);
     if (c < 0) return (-a) / constant(-c);
-    throw EncodeError("division by the constant 0");
+    return constant(0);  // never evaluated where defined() holds, which check_defined() proves first
   }
   // A symbolic divisor: floor division for either sign; a zero divisor is reported by in-bounds.
   z3::expr b = value(divisor, p);
@@ -100,13 +102,47 @@ z3::expr Encoder::truth(const expr::Expr& e, const SymbolicPosition& p) {
   }
 }
 
-z3::expr Encoder::view_domain(std::size_t tensor, std::size_t view, const SymbolicPosition& p) {
-  z3::expr d = truth(bound_.tensors[tensor].views[view].holds, p);
+z3::expr Encoder::in_int64(const z3::expr& v) {
+  return v >= constant(std::numeric_limits<std::int64_t>::min()) && v <= constant(std::numeric_limits<std::int64_t>::max());
+}
+
+z3::expr Encoder::defined(const expr::Expr& e, const SymbolicPosition& p) {
+  auto operands = [&] {
+    z3::expr all = ctx_.bool_val(true);
+    for (const auto& a : e->args) all = all && defined(a, p);
+    return all;
+  };
+  switch (e->op) {
+    case Op::Literal: case Op::Coord: return ctx_.bool_val(true);
+    // An entry inside the table reads a value in the table's range (table_axioms); an entry outside it is
+    // an out-of-bounds read, which in-bounds reports.
+    case Op::Lookup: return defined(e->args[0], p);
+    case Op::And: return defined(e->args[0], p) && z3::implies(truth(e->args[0], p), defined(e->args[1], p));
+    case Op::Or: return defined(e->args[0], p) && z3::implies(!truth(e->args[0], p), defined(e->args[1], p));
+    case Op::Neg: case Op::Add: case Op::Sub: case Op::Mul: return operands() && in_int64(value(e, p));
+    case Op::Div: case Op::Mod: case Op::CeilDiv: {
+      const expr::Expr& d = e->args[1];
+      if (d->op == Op::Literal && d->value == 0) return ctx_.bool_val(false);
+      z3::expr ok = operands() && value(d, p) != 0;
+      if (e->op == Op::CeilDiv)  // ceil_div(a, b) = -floor_div(-a, b): -a must fit too
+        ok = ok && in_int64(-value(e->args[0], p));
+      return e->op == Op::Mod ? ok : ok && in_int64(value(e, p));  // a floor modulo never leaves int64
+    }
+    default: return operands();  // min, max, comparisons, !, is_pow2: defined when their operands are
+  }
+}
+
+z3::expr Encoder::reaches_view(std::size_t tensor, std::size_t view, const SymbolicPosition& p) {
+  z3::expr d = ctx_.bool_val(true);
   for (std::size_t t = 0; t <= tensor; ++t) {
     std::size_t views = t == tensor ? view : bound_.tensors[t].views.size();
     for (std::size_t v = 0; v < views; ++v) d = d && !truth(bound_.tensors[t].views[v].holds, p);
   }
   return d;
+}
+
+z3::expr Encoder::view_domain(std::size_t tensor, std::size_t view, const SymbolicPosition& p) {
+  return truth(bound_.tensors[tensor].views[view].holds, p) && reaches_view(tensor, view, p);
 }
 
 z3::expr Encoder::held(const SymbolicPosition& p) {
@@ -122,6 +158,16 @@ z3::expr Encoder::offset(std::size_t tensor, std::size_t view, const SymbolicPos
   for (std::size_t k = 0; k < v.index.size(); ++k)
     if (v.strides[k] != 0) off = off + value(v.index[k], p) * constant(v.strides[k]);
   return off;
+}
+
+z3::expr Encoder::within_axes(std::size_t tensor, std::size_t view, const SymbolicPosition& p) {
+  const auto& v = bound_.tensors[tensor].views[view];
+  z3::expr all = ctx_.bool_val(true);
+  for (std::size_t k = 0; k < v.index.size(); ++k) {
+    z3::expr i = value(v.index[k], p);
+    all = all && i >= 0 && i < constant(v.extents[k]);
+  }
+  return all;
 }
 
 z3::expr Encoder::instance(std::size_t tensor, const SymbolicPosition& p) {

@@ -13,7 +13,7 @@
 
 namespace kvlayout::prove {
 
-// An expression the solver encoding cannot express (e.g. is_pow2 of a coordinate).
+// An expression the solver encoding cannot express (is_pow2 of a coordinate, which the loader rejects).
 struct EncodeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -37,12 +37,20 @@ class Encoder {
   z3::expr in_box(const SymbolicPosition& p);
   z3::expr value(const expr::Expr& e, const SymbolicPosition& p);
   z3::expr truth(const expr::Expr& e, const SymbolicPosition& p);
+  // Where the concrete evaluator computes e without error: no divisor is 0 and every intermediate value
+  // fits in int64, with && and || short-circuiting as the evaluator does. value() and truth() agree with
+  // the evaluator exactly where defined() holds (elsewhere a division by 0 has an arbitrary value).
+  z3::expr defined(const expr::Expr& e, const SymbolicPosition& p);
+  // The evaluator reaches view (tensor, view)'s domain test at p: no earlier view holds p.
+  z3::expr reaches_view(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
 
   // The view stores p: it holds p and no earlier view (declaration order) does.
   z3::expr view_domain(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
   // Some view holds p (p in the coordinate box is asserted separately).
   z3::expr held(const SymbolicPosition& p);
   z3::expr offset(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
+  // Every index of the view lies within its axis (where the evaluator gives p an element offset at all).
+  z3::expr within_axes(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
   z3::expr instance(std::size_t tensor, const SymbolicPosition& p);
 
   struct LookupTerm {
@@ -61,6 +69,7 @@ class Encoder {
  private:
   z3::expr floor_div(const z3::expr& a, const expr::Expr& divisor, const SymbolicPosition& p);
   z3::expr constant(std::int64_t v) { return ctx_.int_val(static_cast<int64_t>(v)); }
+  z3::expr in_int64(const z3::expr& v);
 
   z3::context& ctx_;
   const layout::BoundLayout& bound_;

@@ -1,7 +1,7 @@
 #include "prove/equivalence.hpp"
 
 #include "expr/print.hpp"
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "layout/address.hpp"
 #include "prove/encoder.hpp"
 #include "prove/internal_error.hpp"
@@ -51,7 +51,7 @@ Equivalence same_address_function(const layout::BoundLayout& a, const layout::Bo
     return out;
   }
   // Same domain: the positions either holds.
-  if (auto set = describe_positions(a, {held_predicate(a), held_predicate(b)},
+  if (auto set = layout::describe_positions(a, {layout::held_predicate(a), layout::held_predicate(b)},
                                     [](const std::vector<bool>& t) { return t[0] != t[1]; })) {
     if (set->count > 0) {
       out.status = Status::Refuted;

@@ -1,33 +1,22 @@
-// fits: the pair holds one content, and each layout's requirements hold on the cache shape. Decided
+// fits: the pair holds one content (names and extents), and each layout's requirements hold on the cache shape. Decided
 // exactly by evaluating the requirements on the concrete cache shape (no solver needed).
+#include "layout/content_match.hpp"
 #include "prove/obligations.hpp"
 
 namespace kvlayout::prove {
-namespace {
-
-std::string describe(const spec::Content& c) {
-  std::string s = c.name + " (";
-  for (std::size_t i = 0; i < c.coords.size(); ++i) s += (i ? ", " : "") + c.coords[i].name;
-  return s + ")";
-}
-
-}  // namespace
-
-ObligationResult check_content(const spec::Layout& source, const spec::Layout& target) {
+ObligationResult check_content(const layout::BoundLayout& source, const layout::BoundLayout& target) {
   ObligationResult r;
   r.name = "fits";
   r.side = Side::Pair;
   r.method = "declaration";
-  bool same = source.content.name == target.content.name && source.content.coords.size() == target.content.coords.size();
-  for (std::size_t i = 0; same && i < source.content.coords.size(); ++i)
-    same = source.content.coords[i].name == target.content.coords[i].name;
-  if (same) {
-    r.detail = "both hold " + describe(source.content);
+  std::optional<std::string> mismatch = layout::content_mismatch(source, target);
+  if (!mismatch) {
+    r.detail = "both hold " + source.layout->content.name + " with the same coordinates and extents";
     return r;
   }
   r.status = Status::Refuted;
   r.reason = Reason::ContentMismatch;
-  r.detail = source.name + " holds " + describe(source.content) + "; " + target.name + " holds " + describe(target.content);
+  r.detail = *mismatch;
   Counterexample c;
   c.summary = r.detail;
   r.counterexample = c;

@@ -4,7 +4,8 @@
 #include <algorithm>
 
 #include "expr/print.hpp"
-#include "prove/interval.hpp"
+#include "layout/interval.hpp"
+#include "layout/view_algebra.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/model.hpp"
 #include "prove/obligations.hpp"
@@ -19,12 +20,6 @@ void collect(const expr::Expr& e, std::vector<expr::Expr>& lookups, std::vector<
   if ((e->op == Op::Div || e->op == Op::Mod || e->op == Op::CeilDiv) && e->args[1]->op != Op::Literal)
     divisors.push_back(e->args[1]);
   for (const auto& a : e->args) collect(a, lookups, divisors);
-}
-
-std::int64_t last_offset(const layout::BoundView& v) {
-  std::int64_t last = v.offset;
-  for (std::size_t k = 0; k < v.extents.size(); ++k) last += (v.extents[k] - 1) * v.strides[k];
-  return last;
 }
 
 struct Residual {
@@ -52,27 +47,27 @@ Residual everything(const layout::BoundTensor& t, const layout::BoundView& v) {
 
 Residual residual(const layout::BoundLayout& b, const layout::BoundTensor& t, const layout::BoundView& v) {
   Residual r;
-  std::vector<Interval> bounds = coordinate_bounds(b, v.holds);
+  std::vector<layout::Interval> bounds = layout::coordinate_bounds(b, v.holds);
   for (const auto& iv : bounds)
     if (iv.lo > iv.hi) return r;  // the view holds nothing
   for (std::size_t k = 0; k < v.index.size(); ++k) {
-    auto range = range_of(v.index[k], bounds, b);
+    auto range = layout::range_of(v.index[k], bounds, b);
     if (!range || range->lo < 0 || range->hi >= v.extents[k]) r.axes.push_back(k);
     std::vector<expr::Expr> lookups, divisors;
     collect(v.index[k], lookups, divisors);
     for (const auto& l : lookups) {
-      auto entry = range_of(l->args[0], bounds, b);
+      auto entry = layout::range_of(l->args[0], bounds, b);
       const auto& table = b.tables[static_cast<std::size_t>(l->value)];
       if (!entry || entry->lo < 0 || entry->hi >= table.length) r.lookups = true;
     }
     for (const auto& d : divisors) {
-      auto range_d = range_of(d, bounds, b);
+      auto range_d = layout::range_of(d, bounds, b);
       if (!range_d || (range_d->lo <= 0 && range_d->hi >= 0)) r.divisors.push_back(d);
     }
   }
   // With every index inside its axis, the offset lies in [offset, last_offset]; check that fits the
   // allocation once, concretely.
-  if (v.offset < 0 || last_offset(v) >= t.size) r.offset = true;
+  if (layout::span(v).last >= t.size) r.offset = true;
   return r;
 }
 

@@ -5,6 +5,7 @@
 // element offsets.
 #include <algorithm>
 
+#include "layout/view_algebra.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/model.hpp"
 #include "prove/obligations.hpp"
@@ -12,31 +13,6 @@
 
 namespace kvlayout::prove {
 namespace {
-
-struct Span {
-  std::int64_t first, last;
-};
-
-Span span(const layout::BoundView& v) {
-  Span s{v.offset, v.offset};
-  for (std::size_t k = 0; k < v.extents.size(); ++k) s.last += (v.extents[k] - 1) * v.strides[k];
-  return s;
-}
-
-// Sufficient condition for offset = sum(i_k * s_k) to be injective on the box [0, e): ordered by stride,
-// each stride exceeds the largest offset the smaller axes reach (a mixed radix, gaps allowed).
-bool strides_injective(const layout::BoundView& v) {
-  std::vector<std::size_t> axes;
-  for (std::size_t k = 0; k < v.extents.size(); ++k)
-    if (v.extents[k] > 1) axes.push_back(k);
-  std::sort(axes.begin(), axes.end(), [&](auto a, auto b) { return v.strides[a] < v.strides[b]; });
-  std::int64_t reach = 0;
-  for (std::size_t k : axes) {
-    if (v.strides[k] <= reach) return false;
-    reach += (v.extents[k] - 1) * v.strides[k];
-  }
-  return true;
-}
 
 z3::expr differ(const SymbolicPosition& x, const SymbolicPosition& y) {
   z3::expr any = x.coords.front().ctx().bool_val(false);
@@ -75,8 +51,11 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
     Query s(session, what);
     // A read outside a table has no value (in-bounds reports it); collisions are sought among positions
     // whose table reads all exist.
+    // Likewise an index outside its axis has no element (the evaluator gives it none; in-bounds reports
+    // it): when in-bounds is not proven, collisions are sought among positions inside every axis.
+    z3::expr inside = in_bounds ? session.ctx().bool_val(true) : enc.within_axes(ti, v1, x) && enc.within_axes(ti, v2, y);
     s.add(enc.in_box(x) && enc.in_box(y) && enc.view_domain(ti, v1, x) && enc.view_domain(ti, v2, y) &&
-          enc.instance(ti, x) == enc.instance(ti, y) && differ(x, y) && same && !enc.entry_outside_table() &&
+          enc.instance(ti, x) == enc.instance(ti, y) && differ(x, y) && same && inside && !enc.entry_outside_table() &&
           enc.table_axioms());
     Answer a = s.check();
     if (a == Answer::Unknown) unknown = true;
@@ -113,7 +92,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
   for (std::size_t ti = 0; ti < b.tensors.size(); ++ti) {
     const auto& t = b.tensors[ti];
     for (std::size_t v = 0; v < t.views.size(); ++v) {
-      bool split = normalise && in_bounds && strides_injective(t.views[v]);
+      bool split = normalise && in_bounds && layout::strides_injective(t.views[v]);
       if (split && unrecovered_coordinates(b, t, t.views[v]).empty()) {
         ++by_recovery;
         continue;
@@ -126,8 +105,7 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
     }
     for (std::size_t v1 = 0; v1 < t.views.size(); ++v1) {
       for (std::size_t v2 = v1 + 1; v2 < t.views.size(); ++v2) {
-        Span a = span(t.views[v1]), c = span(t.views[v2]);
-        if (normalise && in_bounds && (a.last < c.first || c.last < a.first)) {
+        if (normalise && in_bounds && layout::disjoint(layout::span(t.views[v1]), layout::span(t.views[v2]))) {
           ++by_strides;
           continue;
         }

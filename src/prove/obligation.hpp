@@ -1,6 +1,6 @@
 #pragma once
 // One named question about a translation, with its outcome. The obligations, in order:
-// fits -> in-bounds (S, T) -> injective (S, T) -> covers -> carries -> values -> padding.
+// fits -> defined (S, T) -> in-bounds (S, T) -> injective (S, T) -> covers -> carries -> values -> padding.
 #include <optional>
 #include <string>
 

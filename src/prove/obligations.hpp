@@ -11,10 +11,14 @@
 
 namespace kvlayout::prove {
 
-// fits(pair): both layouts hold the same content.
-ObligationResult check_content(const spec::Layout& source, const spec::Layout& target);
+// fits(pair): both layouts hold the same content, with the same coordinate extents where both are bound.
+ObligationResult check_content(const layout::BoundLayout& source, const layout::BoundLayout& target);
 // fits(side): the layout's requirements hold on the cache shape.
 ObligationResult check_fits(const layout::BoundLayout& bound, Side side);
+// defined(side): every domain and index expression the evaluator computes evaluates without error (no
+// zero divisor, no 64-bit overflow). Proved or unknown; where it fails, throws the evaluator's
+// spec::SpecError for a re-checked witness coordinate (bad input, exit 2 — never a grade).
+ObligationResult check_defined(Session& session, const Pair& pair, Side side);
 // in-bounds(side): every held position's indices, table entries and offset lie within their ranges.
 ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side);
 // injective(side): no two held positions share an element. `in_bounds` says in-bounds(side) was proven,

@@ -8,7 +8,8 @@
 #include <set>
 
 #include "expr/arithmetic.hpp"
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
+#include "layout/view_algebra.hpp"
 #include "prove/encoder.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/obligations.hpp"
@@ -73,9 +74,8 @@ ObligationResult check_padding(Session& session, const Pair& pair) {
   r.side = Side::Source;
   r.method = "domain count";
   const layout::BoundLayout& b = pair.source;
-  std::int64_t total = 0;
-  for (const auto& t : b.tensors) total = expr::checked_add(total, expr::checked_mul(t.instances, t.size));
-  auto held = domain_size(b);
+  const std::int64_t total = layout::storage_elements(b);
+  auto held = layout::domain_size(b);
   if (!held) {
     r.status = Status::Unknown;
     r.reason = Reason::SolverLimit;
@@ -120,8 +120,7 @@ ObligationResult check_padding(Session& session, const Pair& pair) {
   if (c.element) {
     const auto& t = b.tensors[static_cast<std::size_t>(c.element->tensor)];
     std::string where = t.name + "[0] element " + std::to_string(c.element->offset);
-    std::int64_t box = 1;
-    for (std::int64_t e : b.coord_extents) box = expr::checked_mul(box, e);
+    const std::int64_t box = layout::box_volume(b.coord_extents);
     if (box <= kConcreteRecheckLimit) {
       if (reached_concretely(b, *c.element)) throw InternalError("padding witness " + where + " is addressed by a position");
       c.details.push_back("witness " + where + ": no position reaches it (identity tables; re-checked by locating all " +

@@ -2,26 +2,13 @@
 
 #include <algorithm>
 
-#include "spec/error.hpp"
+#include "layout/content_match.hpp"
 
 namespace kvlayout::prove {
 namespace {
 
 bool has_table(const layout::BoundLayout& b, const std::string& name) {
   return std::any_of(b.tables.begin(), b.tables.end(), [&](const auto& t) { return t.name == name; });
-}
-
-// Locates coord; a declaration that cannot evaluate there (division by zero) counts as out of bounds.
-layout::Location locate_or_violation(const layout::BoundLayout& b, const std::vector<std::int64_t>& coord,
-                                     const layout::BlockTables& tables) {
-  try {
-    return layout::locate(b, coord, tables);
-  } catch (const spec::SpecError& e) {
-    layout::Location l;
-    l.placement = layout::Placement::OutOfBounds;
-    l.violation = e.found;
-    return l;
-  }
 }
 
 void record_reads(PositionWitness& w, const Pair& pair, Side side, const layout::Location& loc) {
@@ -36,10 +23,7 @@ void record_reads(PositionWitness& w, const Pair& pair, Side side, const layout:
 
 }  // namespace
 
-bool Pair::same_content() const {
-  return source.layout->content.name == target.layout->content.name &&
-         source.coord_names == target.coord_names;
-}
+bool Pair::same_content() const { return !layout::content_mismatch(source, target); }
 
 const layout::BoundLayout* Pair::other(Side s) const {
   const layout::BoundLayout& o = s == Side::Source ? target : source;
@@ -52,12 +36,16 @@ PositionWitness make_witness(const Pair& pair, Side side, const std::vector<std:
   PositionWitness w;
   w.coord = coord;
   w.side_tables = tables;
-  layout::Location here = locate_or_violation(pair.side(side), coord, tables);
+  // An expression failing at coord (division by zero, overflow) propagates as the evaluator's SpecError,
+  // naming its JSON path and the coordinate: check_defined() runs before any obligation, so this is
+  // reached only where a failure hides behind a table read outside its table, which the evaluator meets
+  // first. It is bad input either way, never a witness of a grade.
+  layout::Location here = layout::locate(pair.side(side), coord, tables);
   record_reads(w, pair, side, here);
   std::optional<layout::Location> there;
   Side other_side = side == Side::Source ? Side::Target : Side::Source;
   if (const layout::BoundLayout* o = pair.other(side)) {
-    there = locate_or_violation(*o, coord, layout::identity_tables(*o));
+    there = layout::locate(*o, coord, layout::identity_tables(*o));
     record_reads(w, pair, other_side, *there);
   }
   if (side == Side::Source) {

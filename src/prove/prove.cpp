@@ -1,7 +1,7 @@
 #include <chrono>
 
 #include "prove/capability.hpp"
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "prove/encoder.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/obligations.hpp"
@@ -127,10 +127,19 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
                   source->name + "__" + target->name + "__" + cache.name);
   Runner run(proof, options);
 
-  const ObligationResult* content = run.run("fits", Side::Pair, [&] { return check_content(*source, *target); });
+  const ObligationResult* content = run.run("fits", Side::Pair, [&] { return check_content(S, T); });
   run.run("fits", Side::Source, [&] { return check_fits(S, Side::Source); });
   run.run("fits", Side::Target, [&] { return check_fits(T, Side::Target); });
 
+  for (Side side : {Side::Source, Side::Target}) {
+    const auto& b = pair.side(side);
+    if (!b.fits()) run.skip("defined", side, "fits(" + side_name(side) + ") refuted");
+    else
+      run.run("defined", side, [&] {
+        return side_fact(options, fact_key("defined", b, overrides, options), pair, side,
+                         [&] { return check_defined(session, pair, side); });
+      });
+  }
   const ObligationResult* in_bounds[2] = {nullptr, nullptr};
   for (Side side : {Side::Source, Side::Target}) {
     const auto& b = pair.side(side);
@@ -175,8 +184,8 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
 
   std::tie(proof.grade, proof.reason) = grade_of(proof.obligations);
   if (!is_exact(proof.grade)) proof.unblocked_by = capability(proof, S, T, overrides);
-  if (S.fits()) proof.source_positions = domain_size(S);
-  if (T.fits()) proof.target_positions = domain_size(T);
+  if (S.fits()) proof.source_positions = layout::domain_size(S);
+  if (T.fits()) proof.target_positions = layout::domain_size(T);
   proof.queries = session.queries();
   proof.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return proof;

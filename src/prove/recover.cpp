@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "prove/interval.hpp"
+#include "layout/interval.hpp"
 
 namespace kvlayout::prove {
 namespace {
@@ -22,7 +22,7 @@ struct Fact {
 
 class Recovery {
  public:
-  Recovery(const layout::BoundLayout& bound, std::vector<Interval> bounds) : bound_(bound), bounds_(std::move(bounds)) {}
+  Recovery(const layout::BoundLayout& bound, std::vector<layout::Interval> bounds) : bound_(bound), bounds_(std::move(bounds)) {}
 
   // Adds the facts the value of e fixes. Returns false when no rule applies (nothing is claimed then).
   bool fix(const expr::Expr& e) {
@@ -47,7 +47,7 @@ class Recovery {
           std::int64_t k = 0;
           const expr::Expr* a = nullptr;
           if (!multiple(scaled, k, a)) continue;
-          auto r = range_of(rest, bounds_, bound_);
+          auto r = layout::range_of(rest, bounds_, bound_);
           if (!r || r->lo < 0 || r->hi >= k) continue;
           std::set<Fact> saved = facts_;
           if (fix(*a) && fix(rest)) return true;
@@ -96,7 +96,7 @@ class Recovery {
   }
 
   const layout::BoundLayout& bound_;
-  std::vector<Interval> bounds_;
+  std::vector<layout::Interval> bounds_;
   std::set<Fact> facts_;
 };
 
@@ -104,7 +104,7 @@ class Recovery {
 
 std::vector<std::string> unrecovered_coordinates(const layout::BoundLayout& bound, const layout::BoundTensor& tensor,
                                                  const layout::BoundView& view) {
-  std::vector<Interval> bounds = coordinate_bounds(bound, view.holds);
+  std::vector<layout::Interval> bounds = layout::coordinate_bounds(bound, view.holds);
   Recovery recovery(bound, bounds);
   std::vector<std::string> missing;
   for (const auto& e : view.index) {

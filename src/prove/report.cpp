@@ -76,11 +76,19 @@ spec::Json counterexample_json(const Proof& p, const ObligationResult& r) {
 
 std::string format_location(const layout::BoundLayout& bound, const layout::Location& loc) {
   if (loc.placement == layout::Placement::NotHeld) return "not held";
+  if (loc.address.tensor < 0 || static_cast<std::size_t>(loc.address.tensor) >= bound.tensors.size())
+    return "OUT OF BOUNDS (" + loc.violation + ")";  // no tensor was reached (a witness built by hand)
   const auto& t = bound.tensors[static_cast<std::size_t>(loc.address.tensor)];
   std::string s = t.name + "[" + std::to_string(loc.address.instance) + "]";
   const auto& v = t.views[static_cast<std::size_t>(loc.address.view)];
   if (v.name != t.name) s += "." + v.name;
-  s += " element " + std::to_string(loc.address.offset);
+  // An index outside its axis leaves no meaningful element offset (see element_offset).
+  if (loc.placement == layout::Placement::OutOfBounds && loc.address.index.size() < v.index.size())
+    return s + " OUT OF BOUNDS (" + loc.violation + ")";
+  bool inside_axes = true;
+  for (std::size_t k = 0; k < loc.address.index.size(); ++k)
+    inside_axes = inside_axes && loc.address.index[k] >= 0 && loc.address.index[k] < v.extents[k];
+  if (inside_axes) s += " element " + std::to_string(loc.address.offset);
   if (loc.placement == layout::Placement::OutOfBounds) s += " OUT OF BOUNDS (" + loc.violation + ")";
   return s;
 }

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "layout/convert.hpp"
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 #include "prove/internal_error.hpp"
 #include "prove/obligations.hpp"
 
@@ -81,7 +81,7 @@ std::optional<std::uint32_t> fp32_counterexample(Session& session, DType to, Ans
 // The first position both sides hold (for showing where a value would change); empty if none found.
 std::optional<std::vector<std::int64_t>> common_position(const Pair& pair) {
   if (!pair.same_content() || !pair.source.fits() || !pair.target.fits()) return std::nullopt;
-  auto cs = cells(pair.source.coord_extents, {held_predicate(pair.source), held_predicate(pair.target)});
+  auto cs = layout::cells(pair.source.coord_extents, {layout::held_predicate(pair.source), layout::held_predicate(pair.target)});
   if (!cs) return std::nullopt;
   for (const auto& cell : *cs) {
     if (!cell.truth[0] || !cell.truth[1]) continue;

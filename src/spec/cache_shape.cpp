@@ -25,7 +25,7 @@ CacheShape load_cache(const std::string& file) {
   root.allow_only({"name", "model", "description", "synthetic", "cite", "params"});
   CacheShape c;
   c.file = file;
-  c.name = root.at("name", "the cache shape's name").string("a string");
+  c.name = root.at("name", "the cache shape's name").name("the file's stem, a non-empty string");
   std::string stem = std::filesystem::path(file).stem().string();
   if (c.name != stem)
     root.at("name", "").fail("the name \"" + c.name + "\"", "the file's stem \"" + stem + "\"");
@@ -35,8 +35,8 @@ CacheShape load_cache(const std::string& file) {
   if (auto cite = root.find("cite")) {
     cite->allow_only({"repo", "path", "url", "commit", "note"});
     CacheCitation cc;
-    cc.repo = cite->at("repo", "the repository holding config.json").string("a string");
-    cc.path = cite->at("path", "the config file's path").string("a string");
+    cc.repo = cite->at("repo", "the repository holding config.json").name("a non-empty string");
+    cc.path = cite->at("path", "the config file's path").name("a non-empty string");
     if (auto u = cite->find("url")) cc.url = u->string("a string");
     if (auto k = cite->find("commit")) cc.commit = k->string("a string");
     if (auto n = cite->find("note")) cc.note = n->string("a string");

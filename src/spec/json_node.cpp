@@ -1,6 +1,7 @@
 #include "spec/json_node.hpp"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "expr/parse.hpp"
@@ -30,14 +31,91 @@ std::string describe(const Json& v) {
   }
 }
 
+namespace {
+
+// Where the first array or object nested deeper than `limit` opens in `text`, a prefix the parser accepted:
+// its JSON pointer (up to that container), line and column.
+struct DeepPoint {
+  std::string pointer;
+  std::size_t line = 1, column = 1;
+};
+
+DeepPoint find_deep_point(const std::string& text, int limit) {
+  struct Frame {
+    bool object = false;
+    std::size_t index = 0;
+    std::string key;
+    bool expect_key = true;
+  };
+  std::vector<Frame> stack;
+  DeepPoint at;
+  auto pointer = [&] {
+    std::string s;
+    for (const Frame& f : stack) s += "/" + (f.object ? escape_pointer(f.key) : std::to_string(f.index));
+    return s;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      std::string str;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          char e = text[++i];
+          str += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+        } else {
+          str += text[i];
+        }
+      }
+      if (!stack.empty() && stack.back().object && stack.back().expect_key) stack.back().key = str;
+    } else if (c == '{' || c == '[') {
+      if (static_cast<int>(stack.size()) >= limit) {
+        at.pointer = pointer();
+        for (std::size_t k = 0; k < i; ++k) {
+          if (text[k] == '\n') { ++at.line; at.column = 1; } else { ++at.column; }
+        }
+        return at;
+      }
+      Frame f;
+      f.object = c == '{';
+      stack.push_back(f);
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty()) {
+      if (stack.back().object) stack.back().expect_key = true;
+      else ++stack.back().index;
+    } else if (c == ':' && !stack.empty()) {
+      stack.back().expect_key = false;
+    }
+  }
+  return at;
+}
+
+struct TooDeep {};
+
+}  // namespace
+
 Json read_json_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw SpecError(file, "", "a file that cannot be read", "a readable JSON file");
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
+  // The depth is checked while parsing, before a deep value exists: nlohmann copies nested values
+  // recursively (an ordered object's members are copied when it grows), which would overflow the stack.
+  auto limit_depth = [](int depth, Json::parse_event_t event, Json&) {
+    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw TooDeep{};
+    return true;
+  };
   try {
-    return Json::parse(text);
+    return Json::parse(text, limit_depth);
+  } catch (const TooDeep&) {
+    DeepPoint at = find_deep_point(text, kMaxJsonDepth);
+    throw SpecError(file, at.pointer.empty() ? "/" : at.pointer,
+                    "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects (at line " +
+                        std::to_string(at.line) + " column " + std::to_string(at.column) + ")",
+                    "a declaration nested at most " + std::to_string(kMaxJsonDepth) + " levels deep");
   } catch (const Json::parse_error& e) {
     // Turn nlohmann's byte offset into a line and column a user can jump to.
     std::size_t line = 1, column = 1;
@@ -114,10 +192,29 @@ std::string JsonNode::string(const std::string& expected) const {
   return value_->get<std::string>();
 }
 
+std::string JsonNode::name(const std::string& expected) const {
+  std::string s = string(expected);
+  if (s.empty()) fail("the empty string", expected);
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      fail(describe(*value_) + ", which holds a control character", expected);
+  return s;
+}
+
 std::int64_t JsonNode::integer(const std::string& expected) const {
-  if (value_->is_number_integer()) return value_->get<std::int64_t>();
-  if (value_->is_number_unsigned()) fail(describe(*value_) + " (beyond 64 bits)", expected);
+  if (auto v = int64_value()) return *v;
   fail(describe(*value_), expected);
+}
+
+std::optional<std::int64_t> JsonNode::int64_value() const {
+  if (value_->is_number_unsigned()) {
+    // nlohmann reads every non-negative integer below 2^64 as unsigned; get<std::int64_t>() would wrap.
+    if (value_->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(describe(*value_) + ", which does not fit in 64-bit signed arithmetic", "an integer in [-2^63, 2^63)");
+    return static_cast<std::int64_t>(value_->get<std::uint64_t>());
+  }
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  return std::nullopt;
 }
 
 bool JsonNode::boolean(const std::string& expected) const {
@@ -126,10 +223,7 @@ bool JsonNode::boolean(const std::string& expected) const {
 }
 
 SourceExpr JsonNode::expression(const std::string& expected) const {
-  if (value_->is_number_integer()) {
-    std::int64_t v = value_->get<std::int64_t>();
-    return SourceExpr{expr::literal(v), path_, std::to_string(v)};
-  }
+  if (auto v = int64_value()) return SourceExpr{expr::literal(*v), path_, std::to_string(*v)};
   if (!value_->is_string()) fail(describe(*value_), expected);
   std::string text = value_->get<std::string>();
   try {

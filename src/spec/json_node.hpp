@@ -13,7 +13,12 @@ namespace kvlayout::spec {
 
 using Json = nlohmann::ordered_json;
 
-// Reads and parses a JSON file; a syntax error is reported with its line and column.
+// Arrays and objects nested deeper than this are refused while parsing (no spec comes close; a deep document
+// would overflow the stack when nlohmann copies it).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Reads and parses a JSON file; a syntax error is reported with its line and column, nesting deeper than
+// kMaxJsonDepth with the JSON pointer of the container that goes too deep.
 Json read_json_file(const std::string& file);
 
 class JsonNode {
@@ -40,12 +45,19 @@ class JsonNode {
 
   // Scalars.
   std::string string(const std::string& expected) const;
+  // A string naming something (a layout, tensor, view, content, citation field): not empty, no control
+  // characters (names are printed in messages and in the comments of emitted kernels).
+  std::string name(const std::string& expected) const;
+  // A JSON integer in [-2^63, 2^63); a larger one (nlohmann reads it as unsigned) is an error, never a wrap.
   std::int64_t integer(const std::string& expected) const;
   bool boolean(const std::string& expected) const;
   // An integer literal or a string in the expression language (parsed, not yet checked for names).
   SourceExpr expression(const std::string& expected) const;
 
  private:
+  // The value as an int64 if it is a JSON integer (throws if it is one beyond int64), or nullopt.
+  std::optional<std::int64_t> int64_value() const;
+
   const Json* value_;
   std::string file_;
   std::string path_;

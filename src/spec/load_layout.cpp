@@ -17,14 +17,21 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// A member name that expressions (and --param, --table, COORD=VALUE) refer to must be one they can write.
+void check_identifier(const JsonNode& member, const std::string& name, const std::string& what) {
+  if (!is_identifier(name))
+    member.fail(what + " named \"" + name + "\"",
+                "a name of letters, digits and _ that does not start with a digit (as expressions write it)");
+}
+
 Citation load_citation(const JsonNode& node) {
   node.allow_only({"repo", "path", "symbol", "commit", "version", "note"});
   Citation c;
-  c.repo = node.at("repo", "the engine's repository, e.g. \"vllm-project/vllm\"").string("a string");
-  c.path = node.at("path", "the source file the layout was read from").string("a string");
-  c.symbol = node.at("symbol", "the function or class that defines the layout").string("a string");
-  if (auto k = node.find("commit")) c.commit = k->string("a commit hash, a string");
-  if (auto v = node.find("version")) c.version = v->string("a version, a string");
+  c.repo = node.at("repo", "the engine's repository, e.g. \"vllm-project/vllm\"").name("a non-empty string");
+  c.path = node.at("path", "the source file the layout was read from").name("a non-empty string");
+  c.symbol = node.at("symbol", "the function or class that defines the layout").name("a non-empty string");
+  if (auto k = node.find("commit")) c.commit = k->name("a commit hash, a non-empty string");
+  if (auto v = node.find("version")) c.version = v->name("a version, a non-empty string");
   if (auto n = node.find("note")) c.note = n->string("a string");
   if (c.commit.empty() && c.version.empty())
     node.fail("neither \"commit\" nor \"version\"", "the commit or version the layout was read at");
@@ -33,7 +40,7 @@ Citation load_citation(const JsonNode& node) {
 
 Content load_content(const JsonNode& root) {
   std::string name = root.at("content", "the content held: \"kv-heads\", \"mla-latent\" or a custom name")
-                         .string("a content name, a string");
+                         .name("a content name, a non-empty string");
   auto coords = root.find("coords");
   if (auto builtin = builtin_content(name)) {
     if (coords) coords->fail("coordinates for the built-in content \"" + name + "\"",
@@ -47,8 +54,10 @@ Content load_content(const JsonNode& root) {
                                 "a built-in content (" + list + ") or \"coords\": {name: extent, ...}");
   }
   Content c{name, {}, false};
-  for (auto& [coord_name, node] : coords->members())
+  for (auto& [coord_name, node] : coords->members()) {
+    check_identifier(node, coord_name, "a coordinate");
     c.coords.push_back(Coordinate{coord_name, node.expression("the coordinate's extent")});
+  }
   if (c.coords.empty()) coords->fail("no coordinates", "at least one coordinate");
   return c;
 }
@@ -63,7 +72,7 @@ ViewDecl load_view(const JsonNode& node, const std::string& default_name) {
   ViewDecl v;
   v.path = node.path();
   v.name = default_name;
-  if (auto n = node.find("name")) v.name = n->string("the view's name, a string");
+  if (auto n = node.find("name")) v.name = n->name("the view's name, a non-empty string");
   if (auto h = node.find("holds")) v.holds = h->expression("a truth-valued expression over coordinates");
   if (auto o = node.find("offset")) v.offset = o->expression("an element offset expression");
   v.shape = load_expressions(node.at("shape", "the extent of each axis"), "extent expressions");
@@ -102,8 +111,9 @@ ViewDecl load_view(const JsonNode& node, const std::string& default_name) {
 TensorDecl load_tensor(const JsonNode& node) {
   TensorDecl t;
   t.path = node.path();
-  t.name = node.at("name", "the tensor's name").string("a string");
-  if (auto p = node.find("per")) t.per = p->string("the coordinate with one tensor per value, e.g. \"layer\"");
+  t.name = node.at("name", "the tensor's name").name("a non-empty string");
+  // Absent means one instance; an empty string is not a way of saying so.
+  if (auto p = node.find("per")) t.per = p->name("the coordinate with one tensor per value, e.g. \"layer\"");
   if (auto s = node.find("size")) t.size = s->expression("the allocation size in elements");
   if (auto views = node.find("views")) {
     node.allow_only({"name", "per", "shape", "size", "views"});
@@ -151,7 +161,7 @@ ScaleDecl load_scale(const JsonNode& node, const Content& content) {
   if (!parsed) dt.fail("the element type \"" + name + "\"", "bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8 or uint8");
   s.dtype = *parsed;
   for (const JsonNode& item : node.at("per", "the coordinates with one scale per value").items("an array")) {
-    std::string c = item.string("a coordinate name");
+    std::string c = item.name("a coordinate name");
     bool ok = false;
     for (const auto& coord : content.coords) ok = ok || coord.name == c;
     if (!ok) item.fail("the name \"" + c + "\"", "a coordinate of " + content.name);
@@ -176,10 +186,10 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
   auto layout = std::make_shared<Layout>();
   Layout& L = *layout;
   L.file = file;
-  L.name = root.at("name", "the layout's name").string("a string");
+  L.name = root.at("name", "the layout's name").name("the file's stem, a non-empty string");
   std::string stem = std::filesystem::path(file).stem().string();
   if (L.name != stem) root.at("name", "").fail("the name \"" + L.name + "\"", "the file's stem \"" + stem + "\"");
-  L.engine = root.at("engine", "the engine and backend this layout describes").string("a string");
+  L.engine = root.at("engine", "the engine and backend this layout describes").name("a non-empty string");
   if (auto d = root.find("description")) L.description = d->string("a string");
   if (auto c = root.find("control")) L.control = c->boolean("true for a made-up layout");
   if (auto c = root.find("cite")) L.cite = load_citation(*c);
@@ -203,6 +213,7 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
 
   if (auto params = root.find("params")) {
     for (auto& [pname, node] : params->members()) {
+      check_identifier(node, pname, "a parameter");
       if (contains(coord_names, pname) || contains(cache_names, pname))
         node.fail("a parameter named \"" + pname + "\"",
                   "a name that is not a coordinate or cache-shape parameter");
@@ -214,6 +225,7 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
 
   if (auto tables = root.find("tables")) {
     for (auto& [tname, node] : tables->members()) {
+      check_identifier(node, tname, "a table");
       if (contains(coord_names, tname) || contains(cache_names, tname) || contains(param_names, tname))
         node.fail("a table named \"" + tname + "\"", "a name not used by a coordinate or parameter");
       L.tables.push_back(load_table(tname, node));
@@ -246,7 +258,7 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
     if (contains(tensor_names, t.name))
       throw SpecError(file, t.path + "/name", "a second tensor named \"" + t.name + "\"", "unique tensor names");
     tensor_names.push_back(t.name);
-    if (!t.per.empty() && !contains(coord_names, t.per))
+    if (!t.per.empty() && !contains(coord_names, t.per))  // empty: no "per" (load_tensor rejects "per": "")
       throw SpecError(file, t.path + "/per", "\"" + t.per + "\"", "a coordinate of " + L.content.name);
     for (const auto& e : t.shape) check_expression(e, sizes, Type::Integer, file);
     if (t.size) check_expression(*t.size, sizes, Type::Integer, file);

@@ -1,7 +1,9 @@
 #include "spec/name_check.hpp"
 
 #include <algorithm>
+#include <cctype>
 
+#include "expr/print.hpp"
 #include "spec/cache_shape.hpp"
 #include "spec/error.hpp"
 
@@ -33,7 +35,22 @@ std::string visible(const Scope& scope, bool tables) {
   return s.empty() ? "no names here (only integer literals)" : s;
 }
 
+bool has_lookup(const expr::Expr& e) {
+  if (e->op == expr::Op::Lookup) return true;
+  return std::any_of(e->args.begin(), e->args.end(), [](const expr::Expr& a) { return has_lookup(a); });
+}
+
 void walk(const expr::Expr& e, const SourceExpr& where, const Scope& scope, const std::string& file) {
+  if (e->op == expr::Op::IsPow2) {
+    std::string depends;
+    for (const auto& n : referenced_names(e->args[0]))
+      if (depends.empty() && contains(scope.coords, n)) depends = "the coordinate `" + n + "`";
+    if (depends.empty() && has_lookup(e->args[0])) depends = "a table entry";
+    if (!depends.empty())
+      throw SpecError(file, where.path,
+                      "`" + expr::to_string(e) + "` in `" + where.text + "`, whose argument depends on " + depends,
+                      "is_pow2 of an expression over parameters only (a proof cannot test a coordinate for a power of two)");
+  }
   if (e->op == expr::Op::Name) {
     bool ok = contains(scope.coords, e->name) || contains(scope.params, e->name) ||
               (scope.cache_params && contains(cache_parameter_names(), e->name));
@@ -65,6 +82,12 @@ void check_expression(const SourceExpr& e, const Scope& scope, expr::Type want, 
   if (got != want)
     throw SpecError(file, e.path, "`" + e.text + "`, which is " + expr::type_name(got),
                     std::string(expr::type_name(want)) + " here");
+}
+
+bool is_identifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 std::vector<std::string> referenced_names(const expr::Expr& e) {

@@ -15,9 +15,13 @@ struct Scope {
   bool cache_params = true;         // the standard cache-shape parameter names
 };
 
-// @post every Name in e is visible in scope, every lookup names a table in scope, and e has type `want`;
+// @post every Name in e is visible in scope, every lookup names a table in scope, every is_pow2 tests an
+// expression over parameters only (the prover cannot encode it over coordinates), and e has type `want`;
 // otherwise throws SpecError(file, e.path, ...) naming the offending name and what was visible.
 void check_expression(const SourceExpr& e, const Scope& scope, expr::Type want, const std::string& file);
+
+// True for a name expressions can refer to: letters, digits and _, not starting with a digit.
+bool is_identifier(const std::string& name);
 
 // The names (not tables) an expression refers to, in first-use order.
 std::vector<std::string> referenced_names(const expr::Expr& e);

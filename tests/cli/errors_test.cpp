@@ -3,44 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "spec/json_node.hpp"
-#include "support/run_command.hpp"
+#include "support/bad_input.hpp"
 #include "support/temp_dir.hpp"
 
 using kvlayout::spec::Json;
+using kvlayout::test::expect_exit_2;
+using kvlayout::test::flash_nhd;
+using kvlayout::test::kCoord;
 using kvlayout::test::run_kvlayout;
 using kvlayout::test::TempDir;
-
-namespace {
-
-Json flash_nhd() {
-  return Json::parse(R"J({
-    "name": "mine", "engine": "my engine", "cite": {"repo": "o/r", "path": "p.py", "symbol": "f", "version": "1"},
-    "content": "kv-heads", "dtype": "bf16",
-    "params": {"block_size": 16, "num_blocks": "ceil_div(num_tokens, block_size)"},
-    "tables": {"block_table": {"length": "num_blocks", "range": "num_blocks"}},
-    "tensors": [{"name": "kv_cache", "per": "layer",
-      "shape": [2, "num_blocks", "block_size", "num_kv_heads", "head_size"],
-      "index": ["kv", "block_table[token / block_size]", "token % block_size", "head", "dim"]}]
-  })J");
-}
-
-const char* kCoord = "layer=0 kv=0 token=1 head=0 dim=0";
-
-// Runs `kvlayout addr FILE --cache small COORD` on `text` and requires exit 2 and every `parts` in stderr.
-void expect_exit_2(const std::string& text, std::initializer_list<std::string> parts, const std::string& coord = kCoord) {
-  TempDir dir;
-  std::string file = dir.write("mine.json", text);
-  auto r = run_kvlayout("addr '" + file + "' --cache small " + coord);
-  INFO(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK_THAT(r.err, Catch::StartsWith("kvlayout addr: error: "));
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_THAT(r.err, Catch::Contains("mine.json"));
-  for (const auto& p : parts) CHECK_THAT(r.err, Catch::Contains(p));
-}
-
-}  // namespace
 
 TEST_CASE("bad input: malformed JSON", "[cli][errors]") {
   expect_exit_2("{\"name\": \"mine\",, }", {"malformed JSON at line 1 column", "expected a valid JSON document"});

@@ -177,3 +177,59 @@ TEST_CASE("an emitted kernel refuses a table entry outside its range and a null 
   CHECK(kernel(sp.data(), dp.data(), nullptr, dtp.data(), 10, 1) == 3);
   CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), -1, 1) == 1);
 }
+
+TEST_CASE("an emitted kernel refuses two table entries that hold one block, writing nothing", "[emit][kernels]") {
+  // Both entries lie inside the table's range, so only the distinctness check can catch it: without it the
+  // kernel would move two blocks of tokens onto one (a wrong move that no bounds check sees).
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()), small);
+  auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-hnd").string()), small);
+  emit::EmitOptions o;
+  o.name = "distinct_kernel";
+  std::string source = emit::emit_kernel(prove::prove(S.layout, T.layout, small), o);
+  CHECK_THAT(source, Catch::Contains("5 two entries of one table hold the same block"));
+  test::TempDir dir;
+  test::KernelLibrary library({source}, dir.path().string());
+  test::Kernel kernel = library.find("distinct_kernel");
+  REQUIRE(kernel);
+
+  enumerate::Storage src(*S.bound, S.maps[0]), dst(*T.bound, T.maps[0]);
+  const auto poison = enumerate::patterns_for(T.layout->dtype).poison;
+  auto st = test::int32_tables(S, 0), dt = test::int32_tables(T, 0);
+  std::vector<void*> sp = src.bases(), dp = dst.bases();
+  for (bool on_source : {true, false}) {
+    INFO((on_source ? "source" : "destination") << " table repeats a block");
+    auto st2 = st, dt2 = dt;
+    auto& table = on_source ? st2[0] : dt2[0];
+    table[3] = table[1];  // entries 1 and 3 (tokens 16.. and 48..) hold one block
+    std::vector<const std::int32_t*> stp{st2[0].data()}, dtp{dt2[0].data()};
+    dst.fill(poison);
+    CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), 67, 2) == 5);
+    for (std::int64_t e = 0; e < dst.elements(); ++e) REQUIRE(dst.get(e) == poison);
+    // Tokens below 48 read entries 0..2 only: those hold distinct blocks, and the move runs.
+    CHECK(kernel(sp.data(), dp.data(), stp.data(), dtp.data(), 48, 1) == 0);
+  }
+}
+
+TEST_CASE("the kernel generator refuses a proof that does not license the move, whatever calls it", "[emit]") {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  auto nhd = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  auto collide = spec::load_layout(catalog.find_layout("broken-collide").string());
+  emit::EmitOptions o;
+  // A refused pair whose grade a caller overwrote: the obligations still say REFUSED.
+  prove::Proof refused = prove::prove(nhd, collide, small);
+  REQUIRE(refused.grade == prove::Grade::Refused);
+  CHECK_THROWS_AS(emit::emit_kernel(refused, o), emit::NotEmittable);
+  refused.grade = prove::Grade::ExactByte;
+  CHECK_THROWS_WITH(emit::emit_kernel(refused, o), Catch::Contains("not what its obligations give"));
+  // An exact pair proven with injectivity switched off (a test-only switch): the move relies on it.
+  prove::ProveOptions unchecked;
+  unchecked.disabled.insert("injective");
+  prove::Proof partial = prove::prove(nhd, nhd, small, unchecked);
+  REQUIRE(prove::is_exact(partial.grade));
+  CHECK_THROWS_WITH(emit::emit_kernel(partial, o), Catch::Contains("injective(source) is not proved"));
+  // The same pair, fully proven, is emitted.
+  CHECK_NOTHROW(emit::emit_kernel(prove::prove(nhd, nhd, small), o));
+}

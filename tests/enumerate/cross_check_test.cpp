@@ -53,6 +53,7 @@ TEST_CASE("cross-check: a permutation of dense axes is EXACT_BYTE, every positio
   auto o = check(dense(), t);
   expect(o, Grade::ExactByte, Reason::Exact);
   // 2 layers x 2 x 67 tokens x 4 heads x 16 dims, on both sides, under three table choices.
+  CHECK(o.cross.checked);
   CHECK(o.cross.positions_checked == 2 * 3 * (2 * 2 * 67 * 4 * 16));
 }
 
@@ -93,7 +94,12 @@ TEST_CASE("cross-check: collisions, out-of-bounds indices, misfits and content a
   expect(check(oob, dense()), Grade::Refused, Reason::OutOfBounds);
   auto nofit = dense();
   nofit["requires"] = spec::Json::array({"head_size == 128"});
-  expect(check(dense(), nofit), Grade::Refused, Reason::DoesNotFit);
+  auto misfit = check(dense(), nofit);
+  expect(misfit, Grade::Refused, Reason::DoesNotFit);
+  // A grade read off a declaration that does not fit: nothing was compared, so it is no cross-check.
+  CHECK_FALSE(misfit.cross.checked);
+  CHECK(misfit.cross.positions_checked == 0);
+  CHECK_THAT(misfit.cross.not_checked, Catch::Contains("target does not fit small"));
   auto mla = spec::Json::parse(R"J({
     "name": "mla", "engine": "hand-built", "control": true, "content": "mla-latent", "dtype": "bf16",
     "tensors": [{"name": "c", "shape": ["num_layers", "num_tokens", "kv_lora_rank + qk_rope_head_dim"],

@@ -79,6 +79,14 @@ TEST_CASE("a failed requirement or a parameter the cache lacks is a misfit, not 
   b = bind_inline(dir, flash_nhd_declaration(), mla_only);
   REQUIRE_FALSE(b.fits());
   CHECK_THAT(b.misfits[0].what, Catch::Contains("has no parameter num_kv_heads"));
+  CHECK(b.misfits[0].path == "/content");  // kv-heads reads it first: head < num_kv_heads
+  auto rows = flash_nhd_declaration();
+  rows["content"] = "rows";
+  rows["coords"] = spec::Json{{"layer", "num_layers"}, {"kv", 2}, {"token", "num_tokens"}, {"head", 4}, {"dim", "head_size"}};
+  rows["tensors"][0]["shape"][3] = "num_kv_heads";
+  b = bind_inline(dir, rows, mla_only);
+  REQUIRE_FALSE(b.fits());
+  CHECK(b.misfits[0].path == "/tensors/0/shape/3");  // the first expression that reads it
 }
 
 namespace {

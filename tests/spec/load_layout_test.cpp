@@ -197,6 +197,59 @@ TEST_CASE("error catalogue: cyclic parameter definitions name the cycle", "[spec
   expect_error(j, "/params/block_size", "block_size -> block_size");
 }
 
+TEST_CASE("error catalogue: empty names and names expressions cannot write", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["tensors"][0]["per"] = "";  // not a way of saying "one instance"
+  expect_error(j, "/tensors/0/per", "the empty string");
+  j = valid_layout();
+  j["tensors"][0]["name"] = "";
+  expect_error(j, "/tensors/0/name", "the empty string");
+  j = valid_layout();
+  j["engine"] = "";
+  expect_error(j, "/engine", "the empty string");
+  j = valid_layout();
+  j["cite"]["symbol"] = "";
+  expect_error(j, "/cite/symbol", "the empty string");
+  j = valid_layout();
+  j["tensors"][0]["name"] = "kv\ncache";
+  expect_error(j, "/tensors/0/name", "a control character");
+  j = valid_layout();
+  j["params"][""] = 1;
+  expect_error(j, "/params/", "a parameter named \"\"");
+  j = valid_layout();
+  j["params"]["2x"] = 1;
+  expect_error(j, "/params/2x", "letters, digits and _");
+  j = valid_layout();
+  j["tables"][""] = j["tables"]["block_table"];
+  expect_error(j, "/tables/", "a table named \"\"");
+  j = valid_layout();
+  j["scale"] = Json{{"dtype", "fp32"}, {"per", Json::array({""})}};
+  expect_error(j, "/scale/per/0", "the empty string");
+  j = valid_layout();
+  j["content"] = "";
+  j["coords"] = Json{{"x", 2}};
+  expect_error(j, "/content", "the empty string");
+  j["content"] = "rows";
+  j["coords"] = Json{{"", 2}};
+  expect_error(j, "/coords/", "a coordinate named \"\"");
+  j["coords"] = Json{{"a b", 2}};
+  expect_error(j, "/coords/a b", "a coordinate named \"a b\"");
+}
+
+TEST_CASE("error catalogue: is_pow2 tests parameters only", "[spec][load][errors]") {
+  Json j = valid_layout();
+  j["holds"] = "is_pow2(head + 1) || kv == 0";
+  expect_error(j, "/holds", "depends on the coordinate `head`");
+  j = valid_layout();
+  j["tensors"][0]["holds"] = "!is_pow2(token % block_size)";
+  expect_error(j, "/tensors/0/holds", "is_pow2 of an expression over parameters only");
+  j = valid_layout();
+  j["requires"] = Json::array({"is_pow2(block_size)"});
+  j["holds"] = "is_pow2(num_kv_heads * block_size) && head >= 0";
+  TempDir dir;
+  CHECK_NOTHROW(load(dir, j));
+}
+
 TEST_CASE("error catalogue: a missing citation is an error unless the layout is a control", "[spec][load][errors]") {
   Json j = valid_layout();
   j.erase("cite");

@@ -1,4 +1,4 @@
-#include "prove/domain_cells.hpp"
+#include "layout/domain_cells.hpp"
 
 #include <algorithm>
 #include <set>
@@ -6,7 +6,7 @@
 #include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::layout {
 
 using expr::Op;
 
@@ -99,14 +99,14 @@ std::optional<std::vector<Cell>> cells(const std::vector<std::int64_t>& extents,
   return out;
 }
 
-expr::Expr held_predicate(const layout::BoundLayout& bound) {
+expr::Expr held_predicate(const BoundLayout& bound) {
   expr::Expr any = expr::literal(0);
   for (const auto& t : bound.tensors)
     for (const auto& v : t.views) any = expr::fold(expr::make(Op::Or, {any, v.holds}));
   return any;
 }
 
-std::optional<std::int64_t> domain_size(const layout::BoundLayout& bound) {
+std::optional<std::int64_t> domain_size(const BoundLayout& bound) {
   auto cs = cells(bound.coord_extents, {held_predicate(bound)});
   if (!cs) return std::nullopt;
   std::int64_t n = 0;
@@ -115,11 +115,11 @@ std::optional<std::int64_t> domain_size(const layout::BoundLayout& bound) {
   return n;
 }
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::layout
 
-namespace kvlayout::prove {
+namespace kvlayout::layout {
 
-std::optional<PositionSet> describe_positions(const layout::BoundLayout& bound, const std::vector<expr::Expr>& predicates,
+std::optional<PositionSet> describe_positions(const BoundLayout& bound, const std::vector<expr::Expr>& predicates,
                                               const std::function<bool(const std::vector<bool>&)>& select) {
   auto cs = cells(bound.coord_extents, predicates);
   if (!cs) return std::nullopt;
@@ -140,4 +140,4 @@ std::optional<PositionSet> describe_positions(const layout::BoundLayout& bound, 
   return set;
 }
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::layout

@@ -11,9 +11,9 @@
 
 #include "expr/expr.hpp"
 #include "layout/bound_layout.hpp"
-#include "prove/interval.hpp"
+#include "layout/interval.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::layout {
 
 struct Cell {
   std::vector<Interval> ranges;  // one per coordinate
@@ -27,10 +27,10 @@ std::optional<std::vector<Cell>> cells(const std::vector<std::int64_t>& extents,
                                        const std::vector<expr::Expr>& predicates);
 
 // The layout's domain as one predicate: some view holds the position.
-expr::Expr held_predicate(const layout::BoundLayout& bound);
+expr::Expr held_predicate(const BoundLayout& bound);
 
 // |{x in box : held(x)}|, or nullopt (see cells).
-std::optional<std::int64_t> domain_size(const layout::BoundLayout& bound);
+std::optional<std::int64_t> domain_size(const BoundLayout& bound);
 
 // A set of positions, counted and described by the coordinate values it spans where that is not the whole
 // axis ("head 2..3 of 0..3").
@@ -40,7 +40,7 @@ struct PositionSet {
 };
 
 // The positions of `bound`'s box whose predicate values `select` accepts; nullopt if not decomposable.
-std::optional<PositionSet> describe_positions(const layout::BoundLayout& bound, const std::vector<expr::Expr>& predicates,
+std::optional<PositionSet> describe_positions(const BoundLayout& bound, const std::vector<expr::Expr>& predicates,
                                               const std::function<bool(const std::vector<bool>&)>& select);
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::layout

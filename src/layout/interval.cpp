@@ -1,10 +1,10 @@
-#include "prove/interval.hpp"
+#include "layout/interval.hpp"
 
 #include <algorithm>
 
 #include "expr/arithmetic.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::layout {
 
 using expr::Op;
 
@@ -36,9 +36,10 @@ void narrow(std::vector<Interval>& bounds, const expr::Expr& cmp) {
   Interval& r = bounds[static_cast<std::size_t>((*coord)->value)];
   switch (op) {
     case Op::Eq: r.lo = std::max(r.lo, k); r.hi = std::min(r.hi, k); break;
-    case Op::Lt: r.hi = std::min(r.hi, k - 1); break;
+    // c < INT64_MIN and c > INT64_MAX hold nowhere: an empty interval, without computing k -/+ 1.
+    case Op::Lt: if (k == INT64_MIN) r = Interval{1, 0}; else r.hi = std::min(r.hi, k - 1); break;
     case Op::Le: r.hi = std::min(r.hi, k); break;
-    case Op::Gt: r.lo = std::max(r.lo, k + 1); break;
+    case Op::Gt: if (k == INT64_MAX) r = Interval{1, 0}; else r.lo = std::max(r.lo, k + 1); break;
     case Op::Ge: r.lo = std::max(r.lo, k); break;
     default: break;
   }
@@ -62,7 +63,7 @@ void conjuncts(const expr::Expr& e, std::vector<Interval>& bounds) {
 
 }  // namespace
 
-std::vector<Interval> coordinate_bounds(const layout::BoundLayout& bound, const expr::Expr& domain) {
+std::vector<Interval> coordinate_bounds(const BoundLayout& bound, const expr::Expr& domain) {
   std::vector<Interval> bounds;
   for (std::int64_t e : bound.coord_extents) bounds.push_back({0, e - 1});
   conjuncts(domain, bounds);
@@ -70,12 +71,14 @@ std::vector<Interval> coordinate_bounds(const layout::BoundLayout& bound, const 
 }
 
 std::optional<Interval> range_of(const expr::Expr& e, const std::vector<Interval>& bounds,
-                                 const layout::BoundLayout& bound) {
+                                 const BoundLayout& bound) {
   try {
     switch (e->op) {
       case Op::Literal: return Interval{e->value, e->value};
       case Op::Coord: return bounds[static_cast<std::size_t>(e->value)];
       case Op::Lookup: {
+        // The entry itself must evaluate: a bound for the value says nothing about an entry that fails.
+        if (!range_of(e->args[0], bounds, bound)) return std::nullopt;
         const auto& t = bound.tables[static_cast<std::size_t>(e->value)];
         return Interval{t.first, t.end - 1};
       }
@@ -119,4 +122,22 @@ std::optional<Interval> range_of(const expr::Expr& e, const std::vector<Interval
   }
 }
 
-}  // namespace kvlayout::prove
+bool defined_on(const expr::Expr& e, const std::vector<Interval>& bounds, const BoundLayout& bound) {
+  switch (e->op) {
+    case Op::Literal: case Op::Coord: return true;
+    // Truth values are never out of range; their operands must evaluate (&& and || short-circuit in the
+    // evaluator, so requiring both operands is stronger than needed: still sufficient).
+    case Op::Not: case Op::IsPow2:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+    case Op::And: case Op::Or:
+      for (const auto& a : e->args)
+        if (!defined_on(a, bounds, bound)) return false;
+      return true;
+    // Arithmetic: range_of bounds every subexpression with checked operations and refuses a divisor that
+    // is not a positive constant, so a range proves every intermediate value fits and no divisor is 0.
+    default:
+      return range_of(e, bounds, bound).has_value();
+  }
+}
+
+}  // namespace kvlayout::layout

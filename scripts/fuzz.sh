@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses in fuzz/ (clang, ASan+UBSan) in build-fuzz/ and runs each for SECONDS
+# (default 60) from a copy of the seed corpus. Exits 1 if any harness found a crash, a sanitizer report, an
+# escaped non-SpecError exception (the CLI's exit 4), a false EXACT, a timeout or an out-of-memory.
+#
+#   scripts/fuzz.sh [SECONDS]
+#
+# Crashing inputs are kept in build-fuzz/artifacts/HARNESS/, logs in build-fuzz/logs/; replay one with
+# build-fuzz/fuzz/HARNESS_fuzz FILE. See fuzz/README.md for longer and parallel runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/fuzz.sh [SECONDS]   (a positive number of seconds per harness; default 60)" >&2
+  exit 2
+fi
+if ! command -v clang++ >/dev/null 2>&1; then
+  echo "fuzz: clang++ not found (scripts/setup.sh installs clang and libclang-rt-14-dev)" >&2
+  exit 1
+fi
+
+# ccache only if present: CI and new users need not have it.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+build_start=$SECONDS
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DKVLAYOUT_FUZZ=ON -DKVLAYOUT_TESTS=OFF -DKVLAYOUT_BENCH=OFF "${launcher[@]}" >/dev/null
+cmake --build build-fuzz --target kvlayout_fuzzers -j2
+echo "fuzz: built in $((SECONDS - build_start)) s"
+
+# Corpora are copies (libFuzzer adds to them), and the harnesses' temp files ($TMPDIR) go there too, so the
+# repository is never written to.
+work=$(mktemp -d "${TMPDIR:-/tmp}/kvlayout-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work"/corpus/{expr_parse,spec_load,prove} "$work/tmp"
+python3 fuzz/expr_seeds.py specs "$work/corpus/expr_parse" >/dev/null
+cp specs/engines/*.json specs/controls/*.json specs/caches/*.json "$work/corpus/spec_load/"
+cp specs/engines/*.json specs/controls/*.json "$work/corpus/prove/"
+
+# A UBSan report already aborts (-fno-sanitize-recover); ask for its stack too.
+export UBSAN_OPTIONS=print_stacktrace=1
+failed=()
+for harness in expr_parse spec_load prove; do
+  artifacts=build-fuzz/artifacts/$harness
+  log=build-fuzz/logs/$harness.log
+  mkdir -p "$artifacts" "$(dirname "$log")"
+  rc=0
+  TMPDIR="$work/tmp" "build-fuzz/fuzz/${harness}_fuzz" "$work/corpus/$harness" -max_total_time="$seconds" \
+    -timeout=10 -rss_limit_mb=2048 -dict=fuzz/kvlayout.dict -artifact_prefix="$artifacts/" \
+    -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  # libFuzzer exits non-zero on a crash, timeout or OOM; the grep catches a report that did not stop it.
+  if [ "$rc" -ne 0 ] || grep -qE '^==kvlayout-fuzz==|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
+    failed+=("$harness")
+    echo "fuzz: $harness FAILED after ${runs:-?} executions (${rate:-?}/s), exit $rc; log $log, input in $artifacts/:"
+    grep -E '^==kvlayout-fuzz==|ERROR:|runtime error:|SUMMARY:|^ +#[0-9]+ |Test unit written' "$log" | head -30 | sed 's/^/  /'
+  else
+    echo "fuzz: $harness ok: ${runs:-?} executions in $seconds s (${rate:-?}/s)"
+  fi
+done
+
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "fuzz: all harnesses ran $seconds s without a finding"
