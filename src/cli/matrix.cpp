@@ -114,7 +114,7 @@ int run_matrix(const std::vector<std::string>& argv) {
     out << cert.dump(1) << "\n";
     std::cerr << "certificate written to " << *file << "\n" << cert["headline"].get<std::string>() << "\n";
     for (const auto& mu : controls.mutants)
-      if (mu.verdict == "survived" || mu.verdict == "disagree" || mu.verdict == "unknown")
+      if (mu.verdict == "survived" || mu.verdict == "disagree" || mu.verdict == "unknown" || mu.verdict == "not-cross-checked")
         std::cerr << "CONTROL " << mu.verdict << ": " << mu.name << " (" << mu.description << "): " << mu.detail << "\n";
     for (const auto& b : controls.broken)
       if (!b.ok) std::cerr << "CONTROL " << b.layout << " not refused as " << b.expected << " (" << b.forward << ", " << b.backward << ")\n";

@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
+#include "prove/obligation_registry.hpp"
 #include "prove/report.hpp"
 #include "spec/error.hpp"
 
@@ -15,8 +16,7 @@ const char* kHelp = R"(usage: kvlayout prove SRC DST --cache CACHE [--specs DIR]
 
 Proves, or refutes with a counterexample, that moving a KV cache from layout SRC to layout DST is exact,
 over the whole index space of the cache shape (block tables as arbitrary injective maps; nothing is
-enumerated). Obligations, in order: fits, in-bounds (source, target), injective (source, target),
-covers, carries, values, padding. The grade is the worst finding:
+enumerated). The obligations, in order, are listed below; the grade is the worst finding:
   EXACT_BYTE   every byte of SRC returns after SRC -> DST -> SRC
   EXACT_TOKEN  every position survives; SRC has padding that is not carried
   SUBSET       DST holds fewer positions; those it holds arrive exactly
@@ -30,9 +30,24 @@ covers, carries, values, padding. The grade is the worst finding:
   --param NAME=VALUE  override a layout or cache-shape parameter on both sides
   --json              print the proof as JSON
 
-Exit: 0 EXACT_BYTE or EXACT_TOKEN; 1 SUBSET, NOT_EXACT or REFUSED; 3 UNKNOWN; 2 bad input;
+Exit: 0 EXACT_BYTE or EXACT_TOKEN; 1 SUBSET, NOT_EXACT or REFUSED; 3 UNKNOWN; 2 bad input (including a
+domain or index expression that divides by zero or overflows somewhere on the cache shape: see defined);
 4 internal error (e.g. a counterexample that does not reproduce).
+
+Obligations (from the obligation registry):
 )";
+
+// The help text's obligation list, one line per registry row.
+std::string obligation_list() {
+  std::string out;
+  for (const auto& row : prove::obligation_registry()) {
+    std::string sides;
+    for (prove::Side s : row.sides) sides += (sides.empty() ? "" : ", ") + prove::side_name(s);
+    std::string head = "  " + row.name + " (" + sides + ")";
+    out += head + std::string(head.size() < 30 ? 30 - head.size() : 1, ' ') + row.question + "\n";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -40,7 +55,7 @@ int run_prove(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"json", false}, {"limit-ms", true}, {"smt-dir", true},
                         {"param", true, true}});
   if (args.help()) {
-    std::cout << kHelp;
+    std::cout << kHelp << obligation_list();
     return kOk;
   }
   if (args.positional().size() != 2)

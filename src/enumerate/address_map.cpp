@@ -2,14 +2,11 @@
 
 #include "expr/arithmetic.hpp"
 #include "layout/address.hpp"
+#include "layout/view_algebra.hpp"
 
 namespace kvlayout::enumerate {
 
-std::int64_t box_size(const layout::BoundLayout& bound) {
-  std::int64_t n = 1;
-  for (std::int64_t e : bound.coord_extents) n = expr::checked_mul(n, e);
-  return n;
-}
+std::int64_t box_size(const layout::BoundLayout& bound) { return layout::box_volume(bound.coord_extents); }
 
 std::vector<std::int64_t> coordinate_of(const layout::BoundLayout& bound, std::int64_t position) {
   std::vector<std::int64_t> coord(bound.coord_extents.size());

@@ -32,17 +32,19 @@ void add_read(const spec::Layout& layout, const expr::Expr& e, std::vector<std::
   }
 }
 
-// What to vary so that a layout that does not fit might: what its failed requirements read, and, when
-// the shape lacks a parameter the layout reads (a misfit with no requirement path), the ones it lacks.
+// What to vary so that a layout that does not fit might: what its failed requirements read, and, for a
+// misfit that is no requirement (the shape lacks a parameter the layout reads), the parameters it lacks.
 void add_varied(const layout::BoundLayout& bound, std::vector<std::string>& out) {
   for (const auto& misfit : bound.misfits) {
-    if (misfit.path.empty()) {
-      for (const auto& name : spec::cache_parameter_names())
-        if (!bound.cache.params.count(name)) add_unique(out, name);
-      continue;
-    }
+    bool requirement = false;
     for (const auto& r : bound.layout->requirements)
-      if (r.path == misfit.path) add_read(*bound.layout, r.expr, out);
+      if (!misfit.path.empty() && r.path == misfit.path) {
+        add_read(*bound.layout, r.expr, out);
+        requirement = true;
+      }
+    if (requirement) continue;
+    for (const auto& name : spec::cache_parameter_names())
+      if (!bound.cache.params.count(name)) add_unique(out, name);
   }
 }
 

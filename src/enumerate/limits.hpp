@@ -18,9 +18,9 @@ inline constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 21;
 // (the shipped layouts need at most a few hundred KiB on `small`).
 inline constexpr std::int64_t kStorageLimit = std::int64_t{1} << 26;
 
-// Storage bytes of all tensor instances, or nullopt when the sum overflows int64.
-// @pre bound.fits()
-std::optional<std::int64_t> storage_bytes(const layout::BoundLayout& bound);
+// Storage bytes of all tensor instances (layout::tensor_bytes summed).
+// @pre bound.fits() (bind has checked that the sum fits in int64)
+std::int64_t storage_bytes(const layout::BoundLayout& bound);
 
 // Why `bound` is too large to enumerate (which limit, by how much), or nullopt when it is within both.
 // @pre bound.fits()

@@ -4,7 +4,7 @@
 #include "layout/domain_cells.hpp"
 #include "prove/encoder.hpp"
 #include "prove/internal_error.hpp"
-#include "prove/obligations.hpp"
+#include "prove/obligation_registry.hpp"
 #include "prove/proof.hpp"
 #include "prove/side_cache.hpp"
 
@@ -75,7 +75,6 @@ class Runner {
   const ProveOptions& options_;
 };
 
-bool proved(const ObligationResult* r) { return r && r->status == Status::Proved; }
 
 // A per-side obligation through the campaign's cache: computed once per (obligation, layout, shape),
 // its counterexamples rebuilt for this pair and side.
@@ -107,6 +106,42 @@ std::string fact_key(const std::string& obligation, const layout::BoundLayout& b
   return key + (options.normalise ? "" : "|solver-only") + "|" + std::to_string(options.limit_ms);
 }
 
+// Why `row` cannot run on `side`: the first prerequisite not proved ("fits(source) refuted"), or empty.
+std::string unmet_need(const ObligationRow& row, Side side, const std::vector<ObligationResult>& results) {
+  Results so_far(results);
+  for (const ObligationRef& need : row.needs) {
+    const Side on = need.on(side);
+    if (so_far.proved(need.name, on)) continue;
+    const std::string what = need.name + "(" + side_name(on) + ")";
+    if (so_far.refuted(need.name, on)) return what + " refuted";
+    return what + " not proved";
+  }
+  return "";
+}
+
+// A per-layout fact's cache key names the hints it was computed with (injective splits on in-bounds).
+std::string variant_key(const ObligationRow& row, Side side, const std::vector<ObligationResult>& results) {
+  std::string key = row.name;
+  for (const ObligationRef& use : row.uses)
+    if (Results(results).proved(use.name, use.on(side))) key += "+" + use.name;
+  return key;
+}
+
+void run_row(Runner& run, const ObligationRow& row, Side side, Session& session, const Pair& pair, const ProveOptions& options,
+             const layout::Overrides& overrides, Proof& proof) {
+  if (std::string unmet = unmet_need(row, side, proof.obligations); !unmet.empty()) {
+    run.skip(row.name, side, unmet);
+    return;
+  }
+  Results so_far(proof.obligations);
+  auto check = [&] { return row.check(session, pair, side, so_far); };
+  run.run(row.name, side, [&] {
+    if (!row.per_layout) return check();
+    const auto& b = pair.side(side);
+    return side_fact(options, fact_key(variant_key(row, side, proof.obligations), b, overrides, options), pair, side, check);
+  });
+}
+
 }  // namespace
 
 Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const spec::Layout> target,
@@ -126,61 +161,8 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   Session session(options, source->name + " -> " + target->name + " on " + cache.name,
                   source->name + "__" + target->name + "__" + cache.name);
   Runner run(proof, options);
-
-  const ObligationResult* content = run.run("fits", Side::Pair, [&] { return check_content(S, T); });
-  run.run("fits", Side::Source, [&] { return check_fits(S, Side::Source); });
-  run.run("fits", Side::Target, [&] { return check_fits(T, Side::Target); });
-
-  for (Side side : {Side::Source, Side::Target}) {
-    const auto& b = pair.side(side);
-    if (!b.fits()) run.skip("defined", side, "fits(" + side_name(side) + ") refuted");
-    else
-      run.run("defined", side, [&] {
-        return side_fact(options, fact_key("defined", b, overrides, options), pair, side,
-                         [&] { return check_defined(session, pair, side); });
-      });
-  }
-  const ObligationResult* in_bounds[2] = {nullptr, nullptr};
-  for (Side side : {Side::Source, Side::Target}) {
-    const auto& b = pair.side(side);
-    if (!b.fits()) run.skip("in-bounds", side, "fits(" + side_name(side) + ") refuted");
-    else
-      in_bounds[side == Side::Target] = run.run("in-bounds", side, [&] {
-        return side_fact(options, fact_key("in-bounds", b, overrides, options), pair, side,
-                         [&] { return check_in_bounds(session, pair, side); });
-      });
-  }
-  const ObligationResult* injective[2] = {nullptr, nullptr};
-  for (Side side : {Side::Source, Side::Target}) {
-    const auto& b = pair.side(side);
-    if (!b.fits()) {
-      run.skip("injective", side, "fits(" + side_name(side) + ") refuted");
-      continue;
-    }
-    bool split = proved(in_bounds[side == Side::Target]);
-    injective[side == Side::Target] = run.run("injective", side, [&] {
-      return side_fact(options, fact_key(split ? "injective+in-bounds" : "injective", b, overrides, options), pair, side,
-                       [&] { return check_injective(session, pair, side, split); });
-    });
-  }
-  const bool comparable = S.fits() && T.fits() && (!content || content->status == Status::Proved);
-  if (comparable) {
-    run.run("covers", Side::Pair, [&] { return check_covers(session, pair); });
-    run.run("carries", Side::Pair, [&] { return check_carries(session, pair); });
-  } else {
-    std::string because = content && content->status != Status::Proved ? "the layouts hold different content"
-                                                                        : "a layout does not fit the cache shape";
-    run.skip("covers", Side::Pair, because);
-    run.skip("carries", Side::Pair, because);
-  }
-  run.run("values", Side::Pair, [&] { return check_values(session, pair, *source, *target); });
-  if (S.fits() && proved(in_bounds[0]) && proved(injective[0]))
-    run.run("padding", Side::Source, [&] {
-      return side_fact(options, fact_key("padding", S, overrides, options), pair, Side::Source,
-                       [&] { return check_padding(session, pair); });
-    });
-  else
-    run.skip("padding", Side::Source, "in-bounds(source) and injective(source) are not both proven");
+  for (const ObligationRow& row : obligation_registry())
+    for (Side side : row.sides) run_row(run, row, side, session, pair, options, overrides, proof);
 
   std::tie(proof.grade, proof.reason) = grade_of(proof.obligations);
   if (!is_exact(proof.grade)) proof.unblocked_by = capability(proof, S, T, overrides);

@@ -105,3 +105,15 @@ TEST_CASE("derive: candidates are the proof shape's value, small's, then powers 
   CHECK(w.front() == 16);
   CHECK(w.size() == 13);
 }
+
+TEST_CASE("derive: a parameter the small shape does not bind is supplied, the proof shape's value first",
+          "[enumerate][derive]") {
+  test::TempDir dir;
+  auto plain = dense(dir, "plain", spec::Json::array());
+  spec::CacheShape headless = test::small_cache();
+  headless.name = "headless";
+  headless.params.erase("head_size");
+  auto c = enumerate::cross_check_shape(plain, plain, headless, shipped("llama-3.1-70b"));
+  REQUIRE(c.shape);
+  CHECK(c.shape->name == "headless[head_size=128]");
+}

@@ -65,7 +65,7 @@ TEST_CASE("differential: the generator reaches every feature it promises", "[dif
 
 TEST_CASE("differential: the normaliser, the solver alone and enumeration grade random pairs alike", "[differential]") {
   const std::uint64_t seed = from_env("KVLAYOUT_DIFFERENTIAL_SEED", kSeed);
-  const std::uint64_t cases = from_env("KVLAYOUT_DIFFERENTIAL_CASES", 300);
+  const std::uint64_t cases = from_env("KVLAYOUT_DIFFERENTIAL_CASES", 250);
   const spec::CacheShape small = test::small_cache();
   std::map<std::string, int> outcomes;
   int failures = 0, definite = 0;
@@ -77,7 +77,8 @@ TEST_CASE("differential: the normaliser, the solver alone and enumeration grade 
     if (v.passed()) continue;
     // The first few failures in full; the rest are counted (today's known bugs make many).
     if (++failures <= 10)
-      FAIL_CHECK("case " << i << " (replay: kvlayout_bench_differential --seed " << seed << " --case " << i << ")\n"
+      FAIL_CHECK("case " << i << " (replay: kvlayout_bench_differential --seed " << seed << " --case " << i
+                         << " --write DIR saves the declarations unwrapped)\n"
                          << test::describe(pair, v));
   }
   std::string summary;
