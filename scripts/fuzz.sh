@@ -44,18 +44,23 @@ failed=()
 for harness in expr_parse spec_load prove; do
   artifacts=build-fuzz/artifacts/$harness
   log=build-fuzz/logs/$harness.log
-  mkdir -p "$artifacts" "$(dirname "$log")"
+  rm -rf "$artifacts" && mkdir -p "$artifacts" "$(dirname "$log")"  # this run's findings only
   rc=0
-  TMPDIR="$work/tmp" "build-fuzz/fuzz/${harness}_fuzz" "$work/corpus/$harness" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -dict=fuzz/kvlayout.dict -artifact_prefix="$artifacts/" \
-    -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  TMPDIR="$work/tmp" "build-fuzz/fuzz/${harness}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -dict=fuzz/kvlayout.dict -artifact_prefix="$artifacts/" -print_final_stats=1 "$work/corpus/$harness" \
+    >"$log" 2>&1 || rc=$?
+  # Final stats are printed on a clean finish; after a crash the last status line has the count.
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  if [ -z "$runs" ]; then runs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#' || true); fi
   # libFuzzer exits non-zero on a crash, timeout or OOM; the grep catches a report that did not stop it.
   if [ "$rc" -ne 0 ] || grep -qE '^==kvlayout-fuzz==|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
     failed+=("$harness")
     echo "fuzz: $harness FAILED after ${runs:-?} executions (${rate:-?}/s), exit $rc; log $log, input in $artifacts/:"
-    grep -E '^==kvlayout-fuzz==|ERROR:|runtime error:|SUMMARY:|^ +#[0-9]+ |Test unit written' "$log" | head -30 | sed 's/^/  /'
+    # The report and the stack frames of kvlayout's own code (libFuzzer's and libc's left out).
+    grep -E '^==kvlayout-fuzz==|ERROR:|runtime error:|SUMMARY:|^ +#[0-9]+ |Test unit written' "$log" |
+      grep -vE 'fuzzer::|__sanitizer|libc\.so|libc-start|libc_start|nptl|abort\.c|raise\.c| _start ' |
+      head -n 24 | sed 's/^/  /' || true
   else
     echo "fuzz: $harness ok: ${runs:-?} executions in $seconds s (${rate:-?}/s)"
   fi

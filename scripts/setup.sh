@@ -10,6 +10,7 @@ packages=(
   catch2                       # v2.13 on Debian 12
   libbenchmark-dev             # Google Benchmark, for bench/
   libssl-dev                   # libcrypto's SHA-256, for spec hashes in certificates
+  clang libclang-rt-14-dev     # libFuzzer and clang's sanitizer runtimes, for scripts/fuzz.sh
 )
 
 missing=()

@@ -28,7 +28,7 @@ struct CrossCheckPlan {
 };
 
 // @post for every row i with a shape, both its layouts are in `enumerated` on that shape.
-// Throws SpecError for a declaration that cannot be bound on `small`.
+// Throws SpecError for a declaration that cannot be bound on `small`, or a `small` too large to enumerate.
 CrossCheckPlan plan_cross_checks(const std::vector<std::shared_ptr<const spec::Layout>>& layouts,
                                  const spec::CacheShape& small,
                                  const std::function<const spec::CacheShape&(std::size_t, std::size_t)>& proof_shape,

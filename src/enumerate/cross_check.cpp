@@ -9,6 +9,7 @@
 #include "layout/address.hpp"
 #include "layout/convert.hpp"
 #include "prove/proof.hpp"
+#include "spec/error.hpp"
 
 namespace kvlayout::enumerate {
 
@@ -81,8 +82,14 @@ Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec
   e.layout = decl;
   e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, shape));
   if (!e.bound->fits()) return e;
-  // Checked before anything is allocated: the limits are what keep a valid but huge layout from
-  // exhausting memory here.
+  // Checked before anything is allocated. The positions are the shape's doing (the content's box on it):
+  // a shape too large to enumerate is bad input. The storage is the layout's (its strides may spread
+  // it over terabytes of a small cache): a valid layout, just not enumerable, and its rows say so.
+  const std::int64_t positions = box_size(*e.bound);
+  if (positions > kEnumerationLimit)
+    throw spec::SpecError(shape.file, "", "a cache shape on which " + decl->name + " has " + std::to_string(positions) + " positions",
+                          "a shape small enough to enumerate, at most " + std::to_string(kEnumerationLimit) +
+                              " positions per layout (such as small)");
   if (auto why = too_large(*e.bound)) {
     e.too_large = *why;
     return e;

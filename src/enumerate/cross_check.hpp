@@ -2,8 +2,8 @@
 // The exhaustive cross-check: an independent witness for the prover on a small cache shape. Every
 // position is located under three block-table choices per side; collisions and coverage come from
 // bitmaps; real bytes are moved S -> T and back T -> S with the destination poisoned first, and every
-// destination element and every returned byte is compared. From what it observes the cross-check derives its own grade, by
-// the same ordering rule as the prover, so the two can be compared row by row.
+// destination element and every returned byte is compared. From what it observes the cross-check
+// derives its own grade, by the same ordering rule as the prover, so the two can be compared row by row.
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -26,14 +26,15 @@ struct Enumerated {
   std::shared_ptr<const layout::BoundLayout> bound;
   std::vector<layout::BlockTables> tables;
   std::vector<AddressMap> maps;  // empty when the layout does not fit the shape or is too large
-  std::string too_large;         // why a layout that fits was not enumerated (enumerate::too_large), or empty
+  std::string too_large;         // why a layout that fits was not enumerated (its storage), or empty
 
   bool enumerated() const { return bound->fits() && too_large.empty(); }
 };
 
-// Binds and enumerates; a layout over the limits of enumerate/limits.hpp is bound but not enumerated
-// (too_large says why), so a valid layout never makes the cross-check allocate without bound.
-// Throws SpecError only for a declaration that cannot be bound (layout::bind).
+// Binds and enumerates. A layout over the storage limit of enumerate/limits.hpp is bound but not
+// enumerated (too_large says why), so a valid layout never makes the cross-check allocate without bound.
+// Throws SpecError for a declaration that cannot be bound (layout::bind), and for a shape on which the
+// layout has more than kEnumerationLimit positions (a shape too large to enumerate: the caller's choice).
 Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& shape);
 
 struct CrossCheck {

@@ -3,7 +3,9 @@
 // proportional to one of two sizes: the positions (each located under three table choices and kept), and
 // the storage (every tensor instance allocated as real bytes, three times, plus an owner per element for
 // the collision bitmap). A valid layout can be huge on a small cache (an explicit stride of 2^40), so both
-// are limited, and a layout over either limit is reported as not enumerable, never allocated.
+// are limited. Positions depend on the shape alone (the content's box on it), so a shape over that limit
+// is refused as bad input; storage depends on the layout, so a layout over that limit is reported as not
+// enumerable, never allocated. A shape derived for a pair must be within both.
 #include <cstdint>
 #include <optional>
 #include <string>

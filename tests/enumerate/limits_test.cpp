@@ -1,5 +1,6 @@
 // The enumeration limits: a valid layout too large to enumerate on a small shape (finding 12: an explicit
-// stride of 2^40) is bound but never allocated, and a pair with it is not cross-checked.
+// stride of 2^40) is bound but never allocated, and a pair with it is not cross-checked; a shape with too
+// many positions to enumerate is bad input.
 #include <catch2/catch.hpp>
 
 #include "enumerate/cross_check.hpp"
@@ -54,7 +55,7 @@ TEST_CASE("limits: a huge allocation on small is too large, never allocated, and
   }
 }
 
-TEST_CASE("limits: too many positions is too large too", "[enumerate][limits]") {
+TEST_CASE("limits: too many positions is too large too, and a shape that has them is bad input", "[enumerate][limits]") {
   test::TempDir dir;
   spec::CacheShape big = test::small_cache();
   big.params["num_tokens"] = 1 << 20;  // 2 x 2 x 2^20 x 4 x 16 positions
@@ -63,4 +64,7 @@ TEST_CASE("limits: too many positions is too large too", "[enumerate][limits]") 
   auto why = enumerate::too_large(b);
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("268435456 positions, over the enumeration limit of 2097152"));
+  // The positions are the shape's doing (any per-head layout has as many there): the shape is refused.
+  auto decl = spec::load_layout(dir.write("case.json", test::flash_nhd_declaration().dump()));
+  CHECK_THROWS_WITH(enumerate::enumerate_layout(decl, big), Catch::Contains("at most 2097152 positions per layout"));
 }
