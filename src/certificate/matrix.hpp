@@ -12,7 +12,7 @@
 
 #include "enumerate/cross_check.hpp"
 #include "prove/options.hpp"
-#include "prove/reason.hpp"
+#include "verdict/reason.hpp"
 #include "spec/cache_shape.hpp"
 #include "spec/catalog.hpp"
 #include "spec/json_node.hpp"

@@ -27,7 +27,9 @@ void require_license(const prove::Proof& proof, bool allow_not_exact) {
   if (!emittable(proof.grade, allow_not_exact))
     throw NotEmittable(pair + " is " + prove::grade_name(proof.grade) + ", which is not emitted" +
                        (proof.grade == prove::Grade::NotExact ? " unless NOT_EXACT moves are allowed" : ""));
-  if (prove::grade_of(proof.obligations).first != proof.grade)
+  std::vector<prove::ObligationResult> all = proof.preconditions;
+  all.insert(all.end(), proof.obligations.begin(), proof.obligations.end());
+  if (prove::grade_of(all).first != proof.grade)
     throw NotEmittable(pair + ": the grade " + prove::grade_name(proof.grade) + " is not what its obligations give");
   struct Needed {
     const char* name;
@@ -39,7 +41,7 @@ void require_license(const prove::Proof& proof, bool allow_not_exact) {
                           Needed{"injective", prove::Side::Source}, Needed{"injective", prove::Side::Target},
                           Needed{"covers", prove::Side::Pair}}) {
     bool proved = false;
-    for (const auto& r : proof.obligations)
+    for (const auto& r : all)
       proved = proved || (r.name == n.name && r.side == n.side && r.status == prove::Status::Proved);
     if (!proved)
       throw NotEmittable(pair + ": " + n.name + "(" + prove::side_name(n.side) + ") is not proved, and the move relies on it");

@@ -7,16 +7,17 @@
 #include "enumerate/patterns.hpp"
 #include "enumerate/storage.hpp"
 #include "layout/address.hpp"
+#include "layout/content_match.hpp"
 #include "layout/convert.hpp"
-#include "prove/proof.hpp"
+#include "verdict/grade_of.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::enumerate {
 
-using prove::ObligationResult;
-using prove::Reason;
-using prove::Side;
-using prove::Status;
+using verdict::ObligationResult;
+using verdict::Reason;
+using verdict::Side;
+using verdict::Status;
 using spec::DType;
 
 namespace {
@@ -112,13 +113,13 @@ CrossCheck cross_check(const Enumerated& S, const Enumerated& T) {
       out.not_checked = e->layout->name + " does not fit " + e->bound->cache.name + ": " + e->bound->misfits.front().what;
   out.checked = out.not_checked.empty();
   auto& found = out.findings;
+  // One content means the same coordinates with the same extents: positions of one box are not
+  // positions of another (the one definition, shared with the binder's other users).
   const spec::Layout& sd = *S.layout;
   const spec::Layout& td = *T.layout;
-  bool same_content = sd.content.name == td.content.name && sd.content.coords.size() == td.content.coords.size();
-  for (std::size_t i = 0; same_content && i < sd.content.coords.size(); ++i)
-    same_content = sd.content.coords[i].name == td.content.coords[i].name;
-  if (!same_content)
-    found.push_back(finding("fits", Side::Pair, Reason::ContentMismatch, sd.content.name + " vs " + td.content.name));
+  const std::optional<std::string> mismatch = layout::content_mismatch(*S.bound, *T.bound);
+  const bool same_content = !mismatch;
+  if (mismatch) found.push_back(finding("fits", Side::Pair, Reason::ContentMismatch, *mismatch));
   if (!S.bound->fits()) found.push_back(finding("fits", Side::Source, Reason::DoesNotFit, S.bound->misfits.front().what));
   if (!T.bound->fits()) found.push_back(finding("fits", Side::Target, Reason::DoesNotFit, T.bound->misfits.front().what));
 
@@ -246,7 +247,7 @@ CrossCheck cross_check(const Enumerated& S, const Enumerated& T) {
   if (comparable && !bad_addresses && padding > 0)
     found.push_back(finding("padding", Side::Source, Reason::Padding, std::to_string(padding) + " elements"));
 
-  std::tie(out.grade, out.reason) = prove::grade_of(found);
+  std::tie(out.grade, out.reason) = verdict::grade_of(found);
   return out;
 }
 

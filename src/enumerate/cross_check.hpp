@@ -12,8 +12,8 @@
 #include "enumerate/address_map.hpp"
 #include "enumerate/limits.hpp"
 #include "layout/bound_layout.hpp"
-#include "prove/grade.hpp"
-#include "prove/obligation.hpp"
+#include "verdict/grade.hpp"
+#include "verdict/obligation.hpp"
 #include "spec/cache_shape.hpp"
 #include "spec/layout.hpp"
 
@@ -38,8 +38,8 @@ struct Enumerated {
 Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& shape);
 
 struct CrossCheck {
-  prove::Grade grade = prove::Grade::Unknown;
-  prove::Reason reason = prove::Reason::SolverLimit;
+  verdict::Grade grade = verdict::Grade::Unknown;
+  verdict::Reason reason = verdict::Reason::SolverLimit;
   // Cross-checked: both sides fit the shape and were enumerated, so positions were compared. Otherwise
   // the grade (when a side does not fit) is read off the declarations alone and proves nothing about
   // the prover; `not_checked` says why, and nothing is counted.
@@ -47,7 +47,7 @@ struct CrossCheck {
   std::string not_checked;
   std::int64_t positions_checked = 0;  // positions located and checked on both sides, summed over table
                                        // choices; 0 unless checked
-  std::vector<prove::ObligationResult> findings;  // what was observed, as refuted obligations
+  std::vector<verdict::ObligationResult> findings;  // what was observed, as refuted obligations
 };
 
 // @post result.checked == (source.enumerated() && target.enumerated()); when a side is too large the

@@ -62,7 +62,14 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
       try {
         if (expr::evaluate(view.holds, env) == 0) continue;
       } catch (const expr::ArithmeticError& a) {
-        throw spec::SpecError(file, view.path + "/holds", std::string("a domain that fails at ") +
+        // holds is the layout's domain && the view's, short-circuited: the layout's fails first if at all.
+        bool layout_part = false;
+        try {
+          expr::evaluate(view.layout_holds, env);
+        } catch (const expr::ArithmeticError&) {
+          layout_part = true;
+        }
+        throw spec::SpecError(file, layout_part ? "/holds" : view.path + "/holds", std::string("a domain that fails at ") +
                                                               format_coordinate(bound, coord) + ": " + a.what(),
                               "a domain that evaluates everywhere");
       }

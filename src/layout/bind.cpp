@@ -209,6 +209,7 @@ class Binder {
     if (L_.holds) holds = over_coordinates(*L_.holds);
     if (v.holds) holds = expr::fold(expr::make(expr::Op::And, {holds, over_coordinates(*v.holds)}));
     b.holds = holds;
+    b.layout_holds = L_.holds ? over_coordinates(*L_.holds) : expr::literal(1);
     b.offset = v.offset ? non_negative(*v.offset, "a view offset >= 0") : 0;
     for (const auto& e : v.shape) b.extents.push_back(positive(e, "a positive extent"));
     for (const auto& e : v.index) {

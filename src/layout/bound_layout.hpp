@@ -30,6 +30,7 @@ struct BoundView {
   std::string name;
   std::string path;
   expr::Expr holds;  // truth value over coordinates (layout domain AND view domain); literal 1 = everywhere
+  expr::Expr layout_holds;  // the layout's own domain alone (the first operand of holds), for naming a failure
   std::int64_t offset = 0;
   std::vector<std::int64_t> extents;
   std::vector<std::int64_t> strides;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "layout/bound_layout.hpp"
-#include "prove/obligation.hpp"
+#include "verdict/obligation.hpp"
 #include "prove/options.hpp"
 
 namespace kvlayout::prove {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "prove/obligation.hpp"
+#include "verdict/obligation.hpp"
 #include "prove/pair.hpp"
 #include "prove/session.hpp"
 
@@ -40,6 +40,11 @@ struct ObligationRow {
   std::vector<ObligationRef> uses;    // read by the check when proved (a hint, not a prerequisite)
   std::vector<Reason> refuted_as;     // the reasons a refutation can carry
   bool per_layout = false;            // a fact of one side alone: cached per (layout, cache shape)
+  // A precondition of the proof rather than a question about the move (defined): reported under
+  // Proof::preconditions and the JSON's "preconditions", so that "obligations" keeps the order the prove
+  // contract names (fits, in-bounds, injective, covers, carries, values, padding). Its unknown outcome
+  // still makes the grade UNKNOWN.
+  bool precondition = false;
   std::string question;               // one line, for help text and reports
   std::string control_source, control_target;  // a known-bad pair that only this obligation refuses
   CheckFunction check;

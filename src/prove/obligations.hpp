@@ -4,7 +4,7 @@
 // returns a result with a re-checked counterexample when refuted.
 #include <memory>
 
-#include "prove/obligation.hpp"
+#include "verdict/obligation.hpp"
 #include "prove/pair.hpp"
 #include "prove/session.hpp"
 #include "spec/layout.hpp"

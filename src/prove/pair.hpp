@@ -4,8 +4,8 @@
 
 #include "layout/block_tables.hpp"
 #include "layout/bound_layout.hpp"
-#include "prove/counterexample.hpp"
-#include "prove/obligation.hpp"
+#include "verdict/counterexample.hpp"
+#include "verdict/obligation.hpp"
 
 namespace kvlayout::prove {
 

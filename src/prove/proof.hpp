@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "layout/bound_layout.hpp"
-#include "prove/grade.hpp"
-#include "prove/obligation.hpp"
+#include "verdict/grade.hpp"
+#include "verdict/grade_of.hpp"
+#include "verdict/obligation.hpp"
 #include "prove/options.hpp"
 #include "spec/cache_shape.hpp"
 #include "spec/layout.hpp"
@@ -24,6 +25,7 @@ struct Proof {
   Grade grade = Grade::Unknown;
   Reason reason = Reason::SolverLimit;
   std::string unblocked_by;  // empty for exact grades
+  std::vector<ObligationResult> preconditions;  // defined(source), defined(target): see obligation_registry.hpp
   std::vector<ObligationResult> obligations;
   std::vector<SkippedObligation> skipped;
   std::optional<std::int64_t> source_positions;
@@ -40,8 +42,5 @@ struct Proof {
 Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const spec::Layout> target,
             const spec::CacheShape& cache, const ProveOptions& options = {}, const layout::Overrides& overrides = {});
 
-// The grade implied by a list of obligation outcomes (worst finding wins; an unknown outcome makes the
-// grade UNKNOWN unless something is already REFUSED, which no further answer could improve).
-std::pair<Grade, Reason> grade_of(const std::vector<ObligationResult>& results);
 
 }  // namespace kvlayout::prove

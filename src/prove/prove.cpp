@@ -11,26 +11,10 @@
 namespace kvlayout::prove {
 
 const ObligationResult* Proof::deciding() const {
-  for (const auto& r : obligations)
-    if (r.status != Status::Proved && r.reason == reason) return &r;
+  for (const auto* list : {&preconditions, &obligations})
+    for (const auto& r : *list)
+      if (r.status != Status::Proved && r.reason == reason) return &r;
   return nullptr;
-}
-
-std::pair<Grade, Reason> grade_of(const std::vector<ObligationResult>& results) {
-  Grade grade = Grade::ExactByte;
-  Reason reason = Reason::Exact;
-  bool unknown = false;
-  for (const auto& r : results) {
-    if (r.status == Status::Unknown) unknown = true;
-    if (r.status != Status::Refuted) continue;
-    Grade g = info(r.reason).grade;
-    if (severity(g) > severity(grade)) {
-      grade = g;
-      reason = r.reason;
-    }
-  }
-  if (unknown && grade != Grade::Refused) return {Grade::Unknown, Reason::SolverLimit};
-  return {grade, reason};
 }
 
 namespace {
@@ -41,7 +25,7 @@ class Runner {
 
   // Runs `check` unless disabled; records its result and time. Returns the result (or nullptr if skipped).
   template <class Check>
-  const ObligationResult* run(const std::string& name, Side side, Check check) {
+  const ObligationResult* run(const std::string& name, Side side, bool precondition, Check check) {
     if (options_.disabled.count(name)) {
       proof_.skipped.push_back({name, side, "disabled (test-only switch)"});
       return nullptr;
@@ -62,8 +46,9 @@ class Runner {
       r.detail = std::string("the solver failed: ") + e.msg();
     }
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    proof_.obligations.push_back(std::move(r));
-    return &proof_.obligations.back();
+    auto& into = precondition ? proof_.preconditions : proof_.obligations;
+    into.push_back(std::move(r));
+    return &into.back();
   }
 
   void skip(const std::string& name, Side side, const std::string& because) {
@@ -135,7 +120,7 @@ void run_row(Runner& run, const ObligationRow& row, Side side, Session& session,
   }
   Results so_far(proof.obligations);
   auto check = [&] { return row.check(session, pair, side, so_far); };
-  run.run(row.name, side, [&] {
+  run.run(row.name, side, row.precondition, [&] {
     if (!row.per_layout) return check();
     const auto& b = pair.side(side);
     return side_fact(options, fact_key(variant_key(row, side, proof.obligations), b, overrides, options), pair, side, check);
@@ -151,7 +136,8 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   proof.source_layout = source;
   proof.target_layout = target;
   proof.cache = cache;
-  proof.obligations.reserve(16);  // results are referenced while later ones are added
+  proof.obligations.reserve(16);
+  proof.preconditions.reserve(4);  // results are referenced while later ones are added
 
   proof.source_bound = std::make_shared<const layout::BoundLayout>(layout::bind(source, cache, overrides));
   proof.target_bound = std::make_shared<const layout::BoundLayout>(layout::bind(target, cache, overrides));
@@ -164,7 +150,9 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   for (const ObligationRow& row : obligation_registry())
     for (Side side : row.sides) run_row(run, row, side, session, pair, options, overrides, proof);
 
-  std::tie(proof.grade, proof.reason) = grade_of(proof.obligations);
+  std::vector<ObligationResult> all = proof.preconditions;  // an unknown precondition leaves the grade UNKNOWN
+  all.insert(all.end(), proof.obligations.begin(), proof.obligations.end());
+  std::tie(proof.grade, proof.reason) = grade_of(all);
   if (!is_exact(proof.grade)) proof.unblocked_by = capability(proof, S, T, overrides);
   if (S.fits()) proof.source_positions = layout::domain_size(S);
   if (T.fits()) proof.target_positions = layout::domain_size(T);

@@ -101,7 +101,11 @@ std::string format_text(const Proof& p) {
   const ObligationResult* d = p.deciding();
   if (p.reason != Reason::Exact) out << "  [" << info(p.reason).code << (d ? ": " + label(*d) : "") << "]";
   out << "\n  " << info(p.reason).message << "\n";
-  for (const auto& r : p.obligations) {
+  std::vector<const ObligationResult*> all;
+  for (const auto& r : p.preconditions) all.push_back(&r);
+  for (const auto& r : p.obligations) all.push_back(&r);
+  for (const ObligationResult* each : all) {
+    const ObligationResult& r = *each;
     if (r.status == Status::Proved) continue;
     out << "\n  " << label(r) << " " << status_name(r.status) << ": " << r.detail << "\n";
     if (!r.counterexample) continue;
@@ -127,7 +131,8 @@ std::string format_text(const Proof& p) {
   }
   if (!p.unblocked_by.empty()) out << "\n  unblocked by: " << p.unblocked_by << "\n";
   out << "\n  obligations (" << p.queries << " solver queries, " << fixed(p.ms) << " ms):\n";
-  for (const auto& r : p.obligations) {
+  for (const ObligationResult* each : all) {
+    const ObligationResult& r = *each;
     char line[256];
     std::snprintf(line, sizeof line, "    %-18s %-8s %8s ms  %s", label(r).c_str(), status_name(r.status).c_str(),
                   fixed(r.ms).c_str(), r.method.c_str());
@@ -145,15 +150,19 @@ spec::Json to_json(const Proof& p) {
   j["grade"] = grade_name(p.grade);
   j["reason"] = {{"code", info(p.reason).code}, {"message", info(p.reason).message}};
   j["unblocked_by"] = p.unblocked_by.empty() ? spec::Json(nullptr) : spec::Json(p.unblocked_by);
-  spec::Json obligations = spec::Json::array();
-  for (const auto& r : p.obligations) {
-    spec::Json o = {{"name", r.name}, {"side", side_name(r.side)}, {"status", status_name(r.status)}, {"ms", r.ms},
-                    {"method", r.method}, {"detail", r.detail}};
-    if (r.status != Status::Proved) o["reason"] = info(r.reason).code;
-    o["counterexample"] = counterexample_json(p, r);
-    obligations.push_back(o);
-  }
-  j["obligations"] = obligations;
+  auto results = [&](const std::vector<ObligationResult>& list) {
+    spec::Json out = spec::Json::array();
+    for (const auto& r : list) {
+      spec::Json o = {{"name", r.name}, {"side", side_name(r.side)}, {"status", status_name(r.status)}, {"ms", r.ms},
+                      {"method", r.method}, {"detail", r.detail}};
+      if (r.status != Status::Proved) o["reason"] = info(r.reason).code;
+      o["counterexample"] = counterexample_json(p, r);
+      out.push_back(o);
+    }
+    return out;
+  };
+  j["preconditions"] = results(p.preconditions);
+  j["obligations"] = results(p.obligations);
   spec::Json skipped = spec::Json::array();
   for (const auto& s : p.skipped) skipped.push_back({{"name", s.name}, {"side", side_name(s.side)}, {"because", s.because}});
   j["skipped"] = skipped;

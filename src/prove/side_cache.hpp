@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "layout/block_tables.hpp"
-#include "prove/obligation.hpp"
+#include "verdict/obligation.hpp"
 
 namespace kvlayout::prove {
 

@@ -122,7 +122,7 @@ TEST_CASE("finding 04: a cache shape with 2^62 layers is bad input or a non-exac
   CHECK((r.exit_code == 0 || r.exit_code == 2));
 }
 
-TEST_CASE("finding 05: a JSON integer in [2^63, 2^64) is bad input, not a negative number", "[cli][findings]") {
+TEST_CASE("finding 05: a JSON integer from 2^63 to 2^64 - 1 is bad input, not a negative number", "[cli][findings]") {
   std::string f = data("05-u64-json-integer-wraps/u64p.json");
   CommandResult r = expect_path("prove " + f + " vllm-flash-nhd --cache small", "u64p.json", "/params/big");
   CHECK_THAT(r.err, Catch::Contains("18446744073709551615") && Catch::Contains("expected an integer in [-2^63, 2^63)"));

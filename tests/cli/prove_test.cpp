@@ -44,6 +44,12 @@ TEST_CASE("kvlayout prove --json has the documented fields", "[cli][prove]") {
   }
   CHECK(order == std::vector<std::string>{"fits", "fits", "fits", "in-bounds", "in-bounds", "injective", "injective",
                                           "covers", "carries", "values", "padding"});
+  // defined is a precondition, reported beside the obligations.
+  REQUIRE(j["preconditions"].size() == 2);
+  for (const auto& o : j["preconditions"]) {
+    CHECK(o["name"] == "defined");
+    CHECK(o["status"] == "proved");
+  }
   const Json* injective = nullptr;
   for (const auto& o : j["obligations"])
     if (o["name"] == "injective" && o["side"] == "target") injective = &o;

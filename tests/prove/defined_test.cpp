@@ -122,7 +122,8 @@ TEST_CASE("the registry lists every obligation once per side, in proof order, ea
   prove::Proof p = test::prove_named("vllm-flash-nhd", "vllm-flash-hnd", "small");
   std::size_t runs = 0;
   for (const auto& row : prove::obligation_registry()) runs += row.sides.size();
-  CHECK(p.obligations.size() + p.skipped.size() == runs);
+  CHECK(p.preconditions.size() + p.obligations.size() + p.skipped.size() == runs);
+  CHECK(p.preconditions.size() == 2);  // defined(source), defined(target): not in the contract's obligation list
 }
 
 TEST_CASE("each registry row's control pair is refused, and no longer with that obligation switched off", "[prove][registry]") {

@@ -15,8 +15,9 @@ prove::Proof prove_named(const std::string& source, const std::string& target, c
 }
 
 const prove::ObligationResult* find_obligation(const prove::Proof& p, const std::string& name, prove::Side side) {
-  for (const auto& o : p.obligations)
-    if (o.name == name && o.side == side) return &o;
+  for (const auto* list : {&p.preconditions, &p.obligations})
+    for (const auto& o : *list)
+      if (o.name == name && o.side == side) return &o;
   return nullptr;
 }
 

@@ -38,7 +38,7 @@ std::string zeros(int n) {
 
 }  // namespace
 
-TEST_CASE("integer() and expression() take JSON integers in [-2^63, 2^63) and refuse larger ones", "[spec][json]") {
+TEST_CASE("integer() and expression() take JSON integers from -2^63 to 2^63 - 1 and refuse larger ones", "[spec][json]") {
   Json doc = Json::parse(R"J({"max": 9223372036854775807, "min": -9223372036854775808, "two63": 9223372036854775808,
                               "u64max": 18446744073709551615, "big": 18446744073709551616, "neg": -5})J");
   JsonNode root(doc, "f.json", "");

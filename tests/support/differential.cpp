@@ -29,8 +29,8 @@ namespace kvlayout::test {
 namespace {
 
 const char* kKindNames[] = {"grade", "bad input", "internal error", "exception", "crash", "timeout"};
-const char* kOutcomeNames[] = {"false-exact", "crash",   "timeout",     "internal-error", "exception",
-                               "bad-input",   "grade",   "obligations", "unknown",        "agree"};
+const char* kOutcomeNames[] = {"false-exact", "crash",       "timeout",           "internal-error", "exception", "bad-input",
+                               "grade",       "obligations", "not-cross-checked", "unknown",        "agree"};
 
 // A child may allocate this much address space: a declaration with a huge allocation then fails fast
 // with std::bad_alloc instead of filling a machine that other jobs share.
@@ -153,6 +153,7 @@ Answer enumeration_path(const std::shared_ptr<const spec::Layout>& s, const std:
   a.kind = AnswerKind::Grade;
   a.grade = c.grade;
   a.reason = c.reason;
+  if (!c.not_checked.empty()) a.detail = "not cross-checked: " + c.not_checked;
   for (const auto& f : c.findings)
     if (f.reason == c.reason) {
       a.detail = f.name + "(" + prove::side_name(f.side) + "): " + f.detail;
@@ -236,13 +237,13 @@ Outcome classify(const Answer& n, const Answer& z, const Answer& e) {
   if (count(AnswerKind::Exception)) return Outcome::Exception;
   if (count(AnswerKind::BadInput) == 3) return Outcome::Agree;
   if (count(AnswerKind::BadInput)) return Outcome::BadInput;
-  bool unknown = false;
-  for (const Answer* p : {&n, &z}) {
-    if (p->grade == prove::Grade::Unknown) unknown = true;
-    else if (!agrees(*p, e)) return Outcome::Grade;
-  }
+  const auto unknown = prove::Grade::Unknown;
+  for (const Answer* p : {&n, &z})
+    if (p->grade != unknown && e.grade != unknown && !agrees(*p, e)) return Outcome::Grade;
+  if (n.grade != unknown && z.grade != unknown && !agrees(n, z)) return Outcome::Grade;
   if (!same_obligations(n, z)) return Outcome::Obligations;
-  return unknown ? Outcome::Unknown : Outcome::Agree;
+  if (e.grade == unknown) return Outcome::NotChecked;  // the cross-check's only UNKNOWN: a layout too large
+  return n.grade == unknown || z.grade == unknown ? Outcome::Unknown : Outcome::Agree;
 }
 
 std::string Verdict::key() const {
@@ -275,7 +276,7 @@ Verdict grade_three_ways(const RandomPair& pair, const spec::CacheShape& small, 
   Answer loaded = guarded([&] {
     s = spec::load_layout(source_file);
     t = spec::load_layout(target_file);
-    return Answer{AnswerKind::Grade};
+    return failure(AnswerKind::Grade, "loaded");
   });
   if (loaded.kind != AnswerKind::Grade) {
     v.normalised = v.solver = v.enumeration = loaded;

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "prove/grade.hpp"
-#include "prove/reason.hpp"
+#include "verdict/grade.hpp"
+#include "verdict/reason.hpp"
 #include "spec/cache_shape.hpp"
 #include "spec/json_node.hpp"
 #include "support/random_layout.hpp"
@@ -36,17 +36,20 @@ struct Answer {
   static Answer from_json(const spec::Json& j);
 };
 
-// How the three answers relate, worst first. Only Agree and Unknown pass.
+// How the three answers relate, worst first.
 //   false-exact     a prover says EXACT_*, the enumeration refutes it (a non-exact grade or bad input)
 //   crash, timeout  a path died on a signal, or ran past the time limit
 //   internal-error  prove::InternalError or enumerate::OracleError
 //   exception       any other exception escaped (std::bad_alloc, std::logic_error, z3::exception, ...)
 //   bad-input       some paths rejected the declarations as bad input (SpecError), others graded them
 //   grade           a prover's grade or reason differs from the enumeration's
+//                   (or, where the enumeration could not judge, from the other prover's)
 //   obligations     the two provers reach the same grade but settle some obligation differently
+//   not-cross-checked  a layout is too large to enumerate (enumerate/limits.hpp); the provers agree
 //   unknown         a prover answered UNKNOWN (a solver limit); every definite answer agrees
 //   agree           all three graded alike, or all three rejected the input
-enum class Outcome { FalseExact, Crash, Timeout, InternalError, Exception, BadInput, Grade, Obligations, Unknown, Agree };
+// Only the last three pass.
+enum class Outcome { FalseExact, Crash, Timeout, InternalError, Exception, BadInput, Grade, Obligations, NotChecked, Unknown, Agree };
 
 std::string outcome_name(Outcome o);
 Outcome classify(const Answer& normalised, const Answer& solver, const Answer& enumeration);
@@ -56,7 +59,7 @@ struct Verdict {
   Outcome outcome = Outcome::Agree;
   double ms = 0;
 
-  bool passed() const { return outcome == Outcome::Agree || outcome == Outcome::Unknown; }
+  bool passed() const { return outcome >= Outcome::NotChecked; }
   // The outcome and the three brief answers: cases with one key fail for one reason.
   std::string key() const;
   spec::Json to_json() const;

@@ -4,10 +4,10 @@
 #include <optional>
 #include <string>
 
-#include "prove/counterexample.hpp"
-#include "prove/reason.hpp"
+#include "verdict/counterexample.hpp"
+#include "verdict/reason.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 enum class Status { Proved, Refuted, Unknown };
 enum class Side { Source, Target, Pair };
@@ -33,4 +33,10 @@ struct SkippedObligation {
   std::string because;
 };
 
+}  // namespace kvlayout::verdict
+
+// prove, its reports and the certificate name these types prove::Grade, prove::Reason, ...: the verdict
+// vocabulary is what a proof speaks. The layer itself depends on nothing above layout.
+namespace kvlayout::prove {
+using namespace kvlayout::verdict;
 }  // namespace kvlayout::prove

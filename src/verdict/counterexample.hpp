@@ -12,7 +12,7 @@
 #include "layout/block_tables.hpp"
 #include "spec/dtype.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 struct PositionWitness {
   std::vector<std::int64_t> coord;
@@ -50,4 +50,10 @@ struct Counterexample {
   std::vector<std::string> details;   // further lines (which heads are missing, ...)
 };
 
+}  // namespace kvlayout::verdict
+
+// prove, its reports and the certificate name these types prove::Grade, prove::Reason, ...: the verdict
+// vocabulary is what a proof speaks. The layer itself depends on nothing above layout.
+namespace kvlayout::prove {
+using namespace kvlayout::verdict;
 }  // namespace kvlayout::prove

@@ -1,6 +1,6 @@
-#include "prove/reason.hpp"
+#include "verdict/reason.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 const std::vector<ReasonInfo>& reason_table() {
   static const std::vector<ReasonInfo> table = {
@@ -33,4 +33,4 @@ const ReasonInfo& info(Reason r) {
   return reason_table().front();
 }
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::verdict

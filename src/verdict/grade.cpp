@@ -1,6 +1,6 @@
-#include "prove/grade.hpp"
+#include "verdict/grade.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 std::string grade_name(Grade g) {
   switch (g) {
@@ -34,4 +34,4 @@ int severity(Grade g) {
   return -1;
 }
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::verdict

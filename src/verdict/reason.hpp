@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "prove/grade.hpp"
+#include "verdict/grade.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 enum class Reason {
   Exact,             // EXACT_BYTE
@@ -32,4 +32,10 @@ struct ReasonInfo {
 const std::vector<ReasonInfo>& reason_table();
 const ReasonInfo& info(Reason r);
 
+}  // namespace kvlayout::verdict
+
+// prove, its reports and the certificate name these types prove::Grade, prove::Reason, ...: the verdict
+// vocabulary is what a proof speaks. The layer itself depends on nothing above layout.
+namespace kvlayout::prove {
+using namespace kvlayout::verdict;
 }  // namespace kvlayout::prove

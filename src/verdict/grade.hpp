@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 enum class Grade { ExactByte, ExactToken, Subset, NotExact, Refused, Unknown };
 
@@ -14,4 +14,10 @@ bool is_exact(Grade g);           // EXACT_BYTE or EXACT_TOKEN
 // 0 (EXACT_BYTE) .. 4 (REFUSED); UNKNOWN has no severity.
 int severity(Grade g);
 
+}  // namespace kvlayout::verdict
+
+// prove, its reports and the certificate name these types prove::Grade, prove::Reason, ...: the verdict
+// vocabulary is what a proof speaks. The layer itself depends on nothing above layout.
+namespace kvlayout::prove {
+using namespace kvlayout::verdict;
 }  // namespace kvlayout::prove

@@ -1,6 +1,6 @@
-#include "prove/obligation.hpp"
+#include "verdict/obligation.hpp"
 
-namespace kvlayout::prove {
+namespace kvlayout::verdict {
 
 std::string status_name(Status s) {
   switch (s) {
@@ -20,4 +20,4 @@ std::string side_name(Side s) {
   return "?";
 }
 
-}  // namespace kvlayout::prove
+}  // namespace kvlayout::verdict
