@@ -257,11 +257,10 @@ void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
   }
 }
 
-Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
-               const layout::Cell& box, int token) {
-  Cell cell;
-  const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
-  const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
+// Phase 1: every coordinate split into mixed-radix digits wherever either side divides it (one mode per
+// digit, least significant first). @post the modes' extents multiply to each coordinate's span.
+std::vector<Digits> split_into_modes(const layout::BoundLayout& S, const layout::BoundView& sv, const layout::BoundView& tv,
+                                     const layout::Cell& box, int token, Cell& cell) {
   const std::size_t n = S.coord_names.size();
   std::vector<std::set<std::int64_t>> divisors(n);
   std::vector<bool> opaque(n, false);
@@ -296,11 +295,12 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     cc.guarded = static_cast<int>(c) == token || span % d.weights.back() != 0;
     cell.coords.push_back(cc);
   }
-  cell.source = side_form(S, vs.first, vs.second, cell, digits);
-  cell.target = side_form(T, vt.first, vt.second, cell, digits);
+  return digits;
+}
 
-  // Modes that cannot be part of the copied run: read by an atom, selecting an instance, or belonging to a
-  // coordinate checked against its bound.
+// Phase 2: the modes that may join the copied run or a tile, by ascending target stride: not read by a
+// table lookup, not selecting an instance, not of a coordinate checked against its bound.
+std::vector<int> run_candidates(Cell& cell) {
   std::vector<bool> pinned(cell.modes.size(), false);
   for (const SideForm* f : {&cell.source, &cell.target}) {
     for (const Atom& a : f->atoms)
@@ -317,6 +317,12 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
   std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
     return std::abs(cell.target.stride[static_cast<std::size_t>(a)]) < std::abs(cell.target.stride[static_cast<std::size_t>(b)]);
   });
+  return candidates;
+}
+
+// Phase 3: the longest run contiguous in both sides (CuTe's max_common_vector).
+// @post cell.run_elements is the product of the run's extents, each stride 1 x the ones below it.
+void find_common_run(Cell& cell, const std::vector<int>& candidates) {
   std::int64_t expect = 1;
   for (int m : candidates) {
     if (cell.target.stride[static_cast<std::size_t>(m)] != expect || cell.source.stride[static_cast<std::size_t>(m)] != expect) break;
@@ -324,6 +330,11 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     expect *= cell.modes[static_cast<std::size_t>(m)].extent;
   }
   cell.run_elements = expect;
+}
+
+// Phase 4: with no common run, a transpose in 8 x 8 tiles: one mode contiguous in the target, another in
+// the source. @post tile_target_contiguous and tile_source_contiguous both set, or both -1.
+void find_transpose_tile(Cell& cell, const std::vector<int>& candidates) {
   if (cell.run.empty()) {
     // Tile candidates: the run candidates, and the lowest digit of a bound-checked coordinate (the token's
     // slot in its block), whose bound is then checked per tile.
@@ -380,6 +391,11 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     }
   }
 
+}
+
+// Phase 5: the other loops, in the destination's physical order. @post every mode of extent > 1 (and the
+// token's top digit) is in exactly one of run, tile or loops.
+void order_loops(Cell& cell) {
   // The other loops, in the destination's physical order: by the size of the step each takes in the
   // target (its stride, or the coefficient of the lookup it feeds); the target's instance outermost.
   auto significance = [&](int m, const SideForm& f) {
@@ -406,6 +422,20 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     if (sa != sb) return sa > sb;
     return cell.modes[static_cast<std::size_t>(a)].weight > cell.modes[static_cast<std::size_t>(b)].weight;
   });
+}
+
+Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
+               const layout::Cell& box, int token) {
+  Cell cell;
+  const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
+  const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
+  const std::vector<Digits> digits = split_into_modes(S, sv, tv, box, token, cell);
+  cell.source = side_form(S, vs.first, vs.second, cell, digits);
+  cell.target = side_form(T, vt.first, vt.second, cell, digits);
+  const std::vector<int> candidates = run_candidates(cell);
+  find_common_run(cell, candidates);
+  find_transpose_tile(cell, candidates);  // only when there is no common run
+  order_loops(cell);
   if (S.layout->dtype == T.layout->dtype) order_tile_by_source(cell, S.element_bytes());
   return cell;
 }
