@@ -103,7 +103,8 @@ def render(cert):
                "their own told apart by a refuted address-function proof); broken declarations refused as expected: " +
                ", ".join(f"{b['layout']} ({b['expected_reason']})" for b in ctl["broken"] if b["ok"]) +
                "; with each obligation switched off its known-bad pair passes: " +
-               ", ".join(f"{s['obligation']} ({s['grade_with_obligation']} -> {s['grade_without_obligation']})"
+               ", ".join(f"{s['obligation']} ({s['source']} -> {s['target']}: {s['grade_with_obligation']} -> "
+                         f"{s['grade_without_obligation']})"
                          for s in ctl["self_checks"] if s["ok"]) + ".")
     out.append("")
     out.append(ctl["fictional"]["statement"])
