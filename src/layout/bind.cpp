@@ -72,7 +72,8 @@ class Binder {
 
   void bind_values() {
     for (const auto& [k, v] : out_.cache.params) out_.values[k] = v;
-    for (const auto& [k, v] : overrides_) {
+    for (const auto& [name, v] : overrides_) {
+      const std::string& k = name;  // clang 14 cannot capture a structured binding in a lambda
       bool is_param = std::any_of(L_.params.begin(), L_.params.end(), [&](const auto& p) { return p.name == k; });
       bool is_cache = std::find(spec::cache_parameter_names().begin(), spec::cache_parameter_names().end(), k) !=
                       spec::cache_parameter_names().end();

@@ -110,3 +110,12 @@ TEST_CASE("read_json_file refuses nesting deeper than the limit while parsing", 
   e = error_of([&] { read_json_file(dir.write("bad.json", "{\"a\": x, \"b\": " + nested(100) + "}")); });
   CHECK_THAT(e.found, Catch::Contains("malformed JSON at line 1 column 7"));
 }
+
+TEST_CASE("read_json_file refuses a number beyond a double as malformed JSON, not an internal error", "[spec][json]") {
+  // Found by the spec fuzzer: nlohmann's parser throws out_of_range (not parse_error) for 227e0470.
+  TempDir dir;
+  const std::string file = dir.write("big.json", R"({"name": "x", "commit": 227e0470})");
+  SpecError e = error_of([&] { read_json_file(file); });
+  CHECK(e.file == file);
+  CHECK_THAT(e.found, Catch::Contains("number overflow"));
+}
