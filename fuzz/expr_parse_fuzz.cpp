@@ -57,12 +57,14 @@ void check(std::string_view text) {
   // Every name a small value derived from its spelling, every table entry i -> 3 * i + 1, then evaluate at
   // one coordinate: exact arithmetic throws ArithmeticError, never anything else.
   try {
-    auto resolve = [](const std::string& n) { return expr::literal(static_cast<std::int64_t>(std::hash<std::string>{}(n) % 19) - 3); };
+    auto resolve = [](const std::string& n) {
+      return expr::literal(static_cast<std::int64_t>(std::hash<std::string>{}(n) % 19) - 3);
+    };
     auto table = [](const std::string&) { return 0; };
     expr::Expr bound = expr::substitute(e, resolve, table);
     const std::int64_t coords[] = {0};
-    expr::Environment env{coords, [](int, std::int64_t entry) { return expr::checked_add(expr::checked_mul(3, entry), 1); }};
-    expr::evaluate(bound, env);
+    auto entry = [](int, std::int64_t i) { return expr::checked_add(expr::checked_mul(3, i), 1); };
+    expr::evaluate(bound, expr::Environment{coords, entry});
   } catch (const expr::ArithmeticError&) {
   }
 }

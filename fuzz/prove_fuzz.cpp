@@ -92,8 +92,9 @@ void evaluate_addresses(const std::shared_ptr<const spec::Layout>& decl, const s
 
 // Proves source -> target, prints the report both ways (as `prove` and `prove --json` do) and records the
 // pair in `exact` if it is the first EXACT one.
-void prove_and_report(const std::shared_ptr<const spec::Layout>& source, const std::shared_ptr<const spec::Layout>& target,
-                      const prove::ProveOptions& options, std::string& exact) {
+void prove_and_report(const std::shared_ptr<const spec::Layout>& source,
+                      const std::shared_ptr<const spec::Layout>& target, const prove::ProveOptions& options,
+                      std::string& exact) {
   prove::Proof proof = prove::prove(source, target, fixed().small, options);
   prove::format_text(proof);
   prove::to_json(proof).dump(2);

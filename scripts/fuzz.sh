@@ -54,12 +54,13 @@ for harness in expr_parse spec_load prove; do
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   if [ -z "$runs" ]; then runs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#' || true); fi
   # libFuzzer exits non-zero on a crash, timeout or OOM; the grep catches a report that did not stop it.
-  if [ "$rc" -ne 0 ] || grep -qE '^==kvlayout-fuzz==|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
+  report='^==kvlayout-fuzz==|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:'
+  if [ "$rc" -ne 0 ] || grep -qE "$report" "$log"; then
     failed+=("$harness")
     echo "fuzz: $harness FAILED after ${runs:-?} executions (${rate:-?}/s), exit $rc; log $log, input in $artifacts/:"
     # The report and the stack frames of kvlayout's own code (libFuzzer's and libc's left out).
     grep -E '^==kvlayout-fuzz==|ERROR:|runtime error:|SUMMARY:|^ +#[0-9]+ |Test unit written' "$log" |
-      grep -vE 'fuzzer::|__sanitizer|libc\.so|libc-start|libc_start|nptl|abort\.c|raise\.c| _start ' |
+      grep -vE 'fuzzer::|__sanitizer|libc\.so|libc-start|libc_start|nptl|abort\.c|raise\.c| in main | in _start ' |
       head -n 24 | sed 's/^/  /' || true
   else
     echo "fuzz: $harness ok: ${runs:-?} executions in $seconds s (${rate:-?}/s)"

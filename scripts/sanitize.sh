@@ -24,7 +24,7 @@ echo "sanitize: built in $((SECONDS - build_start)) s"
 # reads as kvlayout's "answered no"). Distinct exit codes make a report fail any test that checks codes.
 reports=$(mktemp -d "${TMPDIR:-/tmp}/kvlayout-sanitize.XXXXXX")
 trap 'rm -rf "$reports"' EXIT
-export ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
+export ASAN_OPTIONS="log_path=$reports/asan:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=87"
 
 test_start=$SECONDS
