@@ -34,6 +34,17 @@ const char* kOutcomeNames[] = {"false-exact", "crash",       "timeout",         
 
 // A child may allocate this much address space: a declaration with a huge allocation then fails fast
 // with std::bad_alloc instead of filling a machine that other jobs share.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
 constexpr rlim_t kChildMemory = rlim_t{8} << 30;
 
 Answer failure(AnswerKind kind, std::string detail) {
@@ -87,8 +98,10 @@ Answer isolated(const std::function<Answer()>& path, int timeout_s) {
     // A test framework's handlers (Catch2 reports a fatal signal as a failed test) belong to the parent:
     // the child dies plainly, and the parent reports which path crashed.
     for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP}) std::signal(sig, SIG_DFL);
-    rlimit limit{kChildMemory, kChildMemory};
-    setrlimit(RLIMIT_AS, &limit);
+    if (!kAddressSanitizer) {  // ASan reserves terabytes of shadow address space: no RLIMIT_AS under it
+      rlimit limit{kChildMemory, kChildMemory};
+      setrlimit(RLIMIT_AS, &limit);
+    }
     write_all(fd[1], guarded(path).to_json().dump());
     _exit(0);  // no destructors or atexit handlers of the parent's state
   }
