@@ -79,9 +79,7 @@ ObligationResult check_subset(Session& session, const Pair& pair, bool covers) {
   s.add(enc_has.in_box(x) && enc_has.held(x) && !enc_lacks.held(x));
   Answer a = s.check();
   if (a == Answer::Unknown) {
-    r.status = Status::Unknown;
-    r.reason = Reason::SolverLimit;
-    r.detail = "the solver gave no answer (" + session.unknown_reason() + ")";
+    set_solver_limit(r, s.unknown_reason());
     return r;
   }
   if (a == Answer::Unsat) {

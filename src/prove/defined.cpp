@@ -16,7 +16,6 @@
 #include "prove/internal_error.hpp"
 #include "prove/model.hpp"
 #include "prove/obligations.hpp"
-#include "spec/error.hpp"
 
 namespace kvlayout::prove {
 namespace {
@@ -90,9 +89,7 @@ ObligationResult check_defined(Session& session, const Pair& pair, Side side) {
                  std::to_string(open.size()) + " view(s) by the solver)";
       return r;
     case Answer::Unknown:
-      r.status = Status::Unknown;
-      r.reason = Reason::SolverLimit;
-      r.detail = "the solver gave no answer (" + session.unknown_reason() + ")";
+      set_solver_limit(r, s.unknown_reason());
       return r;
     case Answer::Sat: break;
   }

@@ -62,6 +62,7 @@ Equivalence same_address_function(const layout::BoundLayout& a, const layout::Bo
   Session session(options, a.layout->name + " == " + b.layout->name + " on " + a.cache.name,
                   a.layout->name + "__same__" + b.layout->name + "__" + a.cache.name);
   bool unknown = false;
+  std::string why;  // the reason of the first unknown answer
   int by_solver = 0;
   for (std::size_t ta = 0; ta < a.tensors.size(); ++ta) {
     for (std::size_t va = 0; va < a.tensors[ta].views.size(); ++va) {
@@ -80,7 +81,10 @@ Equivalence same_address_function(const layout::BoundLayout& a, const layout::Bo
           q.add(ea.in_box(x) && ea.view_domain(ta, va, x) && eb.view_domain(tb, vb, x) && differ && ea.table_axioms() &&
                 eb.table_axioms());
           Answer ans = q.check();
-          if (ans == Answer::Unknown) unknown = true;
+          if (ans == Answer::Unknown && !unknown) {
+            unknown = true;
+            why = q.unknown_reason();
+          }
           if (ans != Answer::Sat) continue;
           z3::model m = minimise(q, x.coords);
           out.status = Status::Refuted;
@@ -100,7 +104,7 @@ Equivalence same_address_function(const layout::BoundLayout& a, const layout::Bo
     }
   }
   out.status = unknown ? Status::Unknown : Status::Proved;
-  out.detail = unknown ? "the solver gave no answer (" + session.unknown_reason() + ")"
+  out.detail = unknown ? "the solver gave no answer (" + why + ")"
                        : "the same address function (" + std::to_string(by_solver) + " view pair(s) by the solver)";
   return out;
 }

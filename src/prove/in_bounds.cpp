@@ -80,6 +80,7 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
   const layout::BoundLayout& b = pair.side(side);
   int by_intervals = 0, by_solver = 0;
   bool unknown = false;
+  std::string why;  // the reason of the first unknown answer
   for (std::size_t ti = 0; ti < b.tensors.size(); ++ti) {
     const auto& t = b.tensors[ti];
     for (std::size_t vi = 0; vi < t.views.size(); ++vi) {
@@ -111,6 +112,7 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
       s.add(enc.in_box(x) && enc.view_domain(ti, vi, x) && violation && enc.table_axioms());
       Answer a = s.check();
       if (a == Answer::Unknown) {
+        if (!unknown) why = s.unknown_reason();
         unknown = true;
         continue;
       }
@@ -138,9 +140,7 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
   }
   r.method = by_solver == 0 ? "interval analysis" : "interval analysis + z3";
   if (unknown) {
-    r.status = Status::Unknown;
-    r.reason = Reason::SolverLimit;
-    r.detail = "the solver gave no answer (" + session.unknown_reason() + ")";
+    set_solver_limit(r, why);
     return r;
   }
   r.detail = "every index, table entry and offset within range (" + std::to_string(by_intervals) +

@@ -59,7 +59,7 @@ struct Candidate {
 // Phase 2: one solver query. @post Sat => a counterexample the evaluator reproduces (else InternalError);
 // Unsat => no two positions stored by (v1, v2) in one instance share an element.
 Answer find_collision(Session& session, const Pair& pair, Side side, bool in_bounds, const Candidate& c,
-                      ObligationResult& r) {
+                      ObligationResult& r, std::string& why) {
   const layout::BoundLayout& b = pair.side(side);
   Encoder enc(session.ctx(), b, side == Side::Source ? "S" : "T");
   SymbolicPosition x = enc.position("x"), y = enc.position("y");
@@ -82,6 +82,7 @@ Answer find_collision(Session& session, const Pair& pair, Side side, bool in_bou
         enc.instance(c.tensor, x) == enc.instance(c.tensor, y) && differ(x, y) && same && inside &&
         !enc.entry_outside_table() && enc.table_axioms());
   const Answer a = s.check();
+  why = s.unknown_reason();
   if (a != Answer::Sat) return a;
   std::vector<z3::expr> vars = x.coords;
   vars.insert(vars.end(), y.coords.begin(), y.coords.end());
@@ -128,19 +129,19 @@ ObligationResult check_injective(Session& session, const Pair& pair, Side side, 
 
   // Phase 2 (solver): the first collision found refutes; an unknown answer leaves the result unknown.
   bool unknown = false;
+  std::string why, first_why;  // the reason of the first unknown answer
   for (const Candidate& c : queries) {
-    const Answer a = find_collision(session, pair, side, in_bounds, c, r);
+    const Answer a = find_collision(session, pair, side, in_bounds, c, r, why);
     if (a == Answer::Sat) {
       r.method = c.on_index ? "stride check + z3 on index vectors" : "z3 on element offsets";
       return r;
     }
+    if (a == Answer::Unknown && !unknown) first_why = why;
     unknown = unknown || a == Answer::Unknown;
   }
   r.method = queries.empty() ? "stride check + index recovery" : "stride check + index recovery + z3";
   if (unknown) {
-    r.status = Status::Unknown;
-    r.reason = Reason::SolverLimit;
-    r.detail = "the solver gave no answer (" + session.unknown_reason() + ")";
+    set_solver_limit(r, first_why);
     return r;
   }
   r.detail = "no two held positions share an element (" + std::to_string(by_recovery) + " view(s) by index recovery, " +

@@ -101,9 +101,13 @@ std::string format_text(const Proof& p) {
   const ObligationResult* d = p.deciding();
   if (p.reason != Reason::Exact) out << "  [" << info(p.reason).code << (d ? ": " + label(*d) : "") << "]";
   out << "\n  " << info(p.reason).message << "\n";
+  // In the order they ran: fits, the preconditions (defined), then the other obligations.
   std::vector<const ObligationResult*> all;
+  for (const auto& r : p.obligations)
+    if (r.name == "fits") all.push_back(&r);
   for (const auto& r : p.preconditions) all.push_back(&r);
-  for (const auto& r : p.obligations) all.push_back(&r);
+  for (const auto& r : p.obligations)
+    if (r.name != "fits") all.push_back(&r);
   for (const ObligationResult* each : all) {
     const ObligationResult& r = *each;
     if (r.status == Status::Proved) continue;

@@ -45,7 +45,7 @@ Session::Session(const ProveOptions& options, std::string pair_label, std::strin
     : options_(options), pair_label_(std::move(pair_label)), file_stem_(std::move(file_stem)),
       ctx_(configure(config_, options)) {}
 
-Answer Session::run(z3::solver& s, std::int64_t limit_ms) {
+Answer Session::run(z3::solver& s, std::int64_t limit_ms, std::string& why) {
   limit_ms = std::max<std::int64_t>(limit_ms, 1);
   z3::params p(ctx_);
   p.set("rlimit", static_cast<unsigned>(std::min<std::uint64_t>(static_cast<std::uint64_t>(limit_ms) * kRlimitPerMs, 4000000000u)));
@@ -63,12 +63,12 @@ Answer Session::run(z3::solver& s, std::int64_t limit_ms) {
     switch (s.check()) {
       case z3::sat: answer = Answer::Sat; break;
       case z3::unsat: answer = Answer::Unsat; break;
-      case z3::unknown: answer = Answer::Unknown; unknown_reason_ = s.reason_unknown(); break;
+      case z3::unknown: answer = Answer::Unknown; why = s.reason_unknown(); break;
     }
   } catch (const z3::exception& e) {
     // Out of memory or an interrupt can surface as an exception: no answer, never a grade.
     answer = Answer::Unknown;
-    unknown_reason_ = e.msg();
+    why = e.msg();
   }
   {
     std::lock_guard lock(mutex);
@@ -104,15 +104,16 @@ Answer Query::check() { return check(session_.options().limit_ms); }
 
 Answer Query::check(std::int64_t limit) {
   limit = std::min(limit, session_.options().limit_ms);
-  if (winner_) return session_.run(*winner_, limit);
+  unknown_reason_.clear();
+  if (winner_) return session_.run(*winner_, limit, unknown_reason_);
   if (record_) ++session_.queries_;
-  Answer a = session_.run(fast_, std::min(limit, kFastShareMs));
+  Answer a = session_.run(fast_, std::min(limit, kFastShareMs), unknown_reason_);
   if (a != Answer::Unknown) {
     winner_ = &fast_;
   } else {
     full_.emplace(session_.ctx());
     for (const auto& e : fast_.assertions()) full_->add(e);
-    a = session_.run(*full_, limit);
+    a = session_.run(*full_, limit, unknown_reason_);
     if (a != Answer::Unknown) winner_ = &*full_;
   }
   if (record_ && session_.options().smt_dir) session_.write_smt(fast_, name_, a);

@@ -24,13 +24,12 @@ class Session {
   z3::context& ctx() { return ctx_; }
   const ProveOptions& options() const { return options_; }
   const std::string& pair_label() const { return pair_label_; }
-  const std::string& unknown_reason() const { return unknown_reason_; }
   int queries() const { return queries_; }
 
  private:
   friend class Query;
-  // Runs s.check() with a resource limit of `limit_ms` and a watchdog.
-  Answer run(z3::solver& s, std::int64_t limit_ms);
+  // Runs s.check() with a resource limit of `limit_ms` and a watchdog; on Unknown, `why` says why.
+  Answer run(z3::solver& s, std::int64_t limit_ms, std::string& why);
   void write_smt(const z3::solver& s, const std::string& name, Answer answer);
 
   ProveOptions options_;
@@ -38,7 +37,6 @@ class Session {
   std::string file_stem_;
   z3::config config_;
   z3::context ctx_;
-  std::string unknown_reason_;
   int queries_ = 0;
 };
 
@@ -52,6 +50,9 @@ class Query {
   Answer check();
   // A check under a smaller limit than the session's (for helper steps such as minimisation).
   Answer check(std::int64_t limit_ms);
+  // Why the last check answered Unknown (Z3's reason, or the exception that stopped it): each answer
+  // carries its own reason, so a result never reports another query's.
+  const std::string& unknown_reason() const { return unknown_reason_; }
   // After Sat: the model of the solver that answered.
   z3::model model();
   // Scoped assertions on the solver that answered the first check (for minimisation).
@@ -67,6 +68,7 @@ class Query {
   z3::solver fast_;
   std::optional<z3::solver> full_;
   z3::solver* winner_ = nullptr;
+  std::string unknown_reason_;
 };
 
 }  // namespace kvlayout::prove

@@ -40,7 +40,7 @@ std::optional<std::uint32_t> exhaustive_counterexample(DType from, DType to) {
 // fp32 source: ask Z3 for a float x with round_trip(x) != x (bitwise). Z3's FP sorts follow IEEE, so
 // float8_e4m3fn (no infinity, max 448) is modelled as IEEE (4, 4) restricted to |x| <= 1, where the two
 // agree; the software conversion re-checks whatever Z3 returns.
-std::optional<std::uint32_t> fp32_counterexample(Session& session, DType to, Answer& answer) {
+std::optional<std::uint32_t> fp32_counterexample(Session& session, DType to, Answer& answer, std::string& why) {
   z3::context& c = session.ctx();
   z3::expr x = c.fpa_const("x", 8, 24);
   z3::expr rne = c.fpa_rounding_mode();  // RNE by default
@@ -72,6 +72,7 @@ std::optional<std::uint32_t> fp32_counterexample(Session& session, DType to, Ans
   Query s(session, "values fp32 -> " + spec::dtype_name(to));
   s.add(guard && x_bits != back_bits);
   answer = s.check();
+  why = s.unknown_reason();
   if (answer != Answer::Sat) return std::nullopt;
   std::uint64_t bits = 0;
   if (!s.model().eval(x_bits, true).is_numeral_u64(bits)) throw InternalError("fp32 model value is not a bit-vector");
@@ -143,11 +144,10 @@ ObligationResult check_values(Session& session, const Pair& pair, const spec::La
   } else {
     r.method = "z3 floating point";
     Answer a;
-    bad = fp32_counterexample(session, to, a);
+    std::string why;
+    bad = fp32_counterexample(session, to, a, why);
     if (a == Answer::Unknown) {
-      r.status = Status::Unknown;
-      r.reason = Reason::SolverLimit;
-      r.detail = "the solver gave no answer (" + session.unknown_reason() + ")";
+      set_solver_limit(r, why);
       return r;
     }
   }

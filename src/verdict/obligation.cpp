@@ -20,4 +20,10 @@ std::string side_name(Side s) {
   return "?";
 }
 
+void set_solver_limit(ObligationResult& r, const std::string& solver_reason) {
+  r.status = Status::Unknown;
+  r.reason = Reason::SolverLimit;
+  r.detail = "the solver gave no answer (" + solver_reason + ")";
+}
+
 }  // namespace kvlayout::verdict

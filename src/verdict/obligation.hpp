@@ -26,6 +26,9 @@ struct ObligationResult {
   std::optional<Counterexample> counterexample;
 };
 
+// Marks r unknown for a solver limit, with the solver's own reason for that answer.
+void set_solver_limit(ObligationResult& r, const std::string& solver_reason);
+
 // An obligation that could not run because an earlier one failed (e.g. padding after a collision).
 struct SkippedObligation {
   std::string name;
