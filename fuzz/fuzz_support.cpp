@@ -17,15 +17,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One directory per process: libFuzzer's -jobs/-fork run several processes side by side.
+const fs::path& temp_dir();
+
+void remove_temp_dir() {
+  std::error_code ec;
+  fs::remove_all(temp_dir(), ec);
+}
+
+// One directory per process: libFuzzer's -jobs/-fork run several processes side by side. Removed at exit
+// and before fail() aborts (libFuzzer saves a crashing input from memory, not from this file).
 const fs::path& temp_dir() {
   static const fs::path dir = [] {
     fs::path d = fs::temp_directory_path() / ("kvlayout-fuzz-" + std::to_string(getpid()));
     fs::create_directories(d);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(temp_dir(), ec);
-    });
+    std::atexit(remove_temp_dir);
     return d;
   }();
   return dir;
@@ -63,6 +68,7 @@ std::string type_name(const std::exception& e) {
 void fail(const char* stage, const std::string& what) {
   std::fprintf(stderr, "\n==kvlayout-fuzz== %s: %s\n", stage, what.c_str());
   std::fflush(stderr);
+  remove_temp_dir();
   std::abort();
 }
 
