@@ -12,5 +12,9 @@ int run_prove(const std::vector<std::string>& args);
 int run_matrix(const std::vector<std::string>& args);
 int run_certificate(const std::vector<std::string>& args);
 int run_emit(const std::vector<std::string>& args);
+int run_check(const std::vector<std::string>& args);
+int run_plan(const std::vector<std::string>& args);         // dispatches to the two below
+int run_plan_check(const std::vector<std::string>& args);
+int run_plan_emit(const std::vector<std::string>& args);
 
 }  // namespace kvlayout::cli

@@ -21,11 +21,14 @@ commands:
   matrix   grade every ordered pair of declared layouts, cross-checked by enumeration (the main job)
   certificate check FILE   re-derive a certificate from the specs and report any difference
   emit     generate the CPU or CUDA relayout kernel of a proven translation
+  check    check an assumed layout against the real one, or a declaration against the real tensors
+  plan check   check a transfer plan (descriptor lists, strided runs, symbolic families, slot maps)
+  plan emit    the verified transfer plan of a proven pair (families, runs or descriptors)
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
-exit codes: 0 yes; 1 a well-formed question answered no; 2 bad input; 3 unknown (solver limit);
-            4 internal error
+exit codes: 0 yes (exact, OK); 1 a well-formed question answered no (a grade short of exact, a verdict
+            other than OK); 2 bad input; 3 unknown (solver limit); 4 internal error
 )";
 
 }  // namespace
@@ -50,7 +53,9 @@ int main(int argc, char** argv) {
     if (command == "matrix") return run_matrix(rest);
     if (command == "certificate") return run_certificate(rest);
     if (command == "emit") return run_emit(rest);
-    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix, certificate, emit (see kvlayout --help)\n";
+    if (command == "check") return run_check(rest);
+    if (command == "plan") return run_plan(rest);
+    std::cerr << "kvlayout: unknown command \"" << command << "\"; expected one of: list, addr, prove, matrix, certificate, emit, check, plan (see kvlayout --help)\n";
     return kBadInput;
   } catch (const kvlayout::spec::SpecError& e) {
     std::cerr << "kvlayout " << command << ": error: " << e.what() << "\n";
