@@ -28,4 +28,11 @@ layout::BoundLayout bind_inline(const TempDir& dir, const spec::Json& declaratio
   return layout::bind(decl, cache, overrides);
 }
 
+layout::BoundLayout bind_named(const std::string& layout, const std::string& cache,
+                               const layout::Overrides& overrides) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  return layout::bind(spec::load_layout(catalog.find_layout(layout).string()),
+                      spec::load_cache(catalog.find_cache(cache).string()), overrides);
+}
+
 }  // namespace kvlayout::test

@@ -14,5 +14,8 @@ spec::CacheShape small_cache();
 // Writes `declaration` as case.json under `dir`, loads and binds it.
 layout::BoundLayout bind_inline(const TempDir& dir, const spec::Json& declaration, const spec::CacheShape& cache,
                                 const layout::Overrides& overrides = {});
+// A shipped layout bound to a shipped cache shape, both by name.
+layout::BoundLayout bind_named(const std::string& layout, const std::string& cache,
+                               const layout::Overrides& overrides = {});
 
 }  // namespace kvlayout::test
