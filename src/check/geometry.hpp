@@ -39,6 +39,18 @@ TensorDump load_tensor_dump(const std::string& file);
 // @pre bound.fits(). GEOMETRY_MISMATCH naming the record, the axis or field, the declared and the observed
 // value; OK when every record matches its declared tensor instance (and records sharing an allocation are
 // views of one declared tensor instance).
+// What is compared, per record (a record without "view" is the tensor's first view):
+//   tensor / view / instance  declared (a name the declaration lacks is a mismatch, not bad input: the dump
+//                             is well-formed, the declaration describes other tensors)
+//   element_size, dtype       the declared dtype's bytes; the same type, or a raw unsigned container of its
+//                             width (uint8 for fp8/int8, uint16 for bf16/fp16: vLLM's fp8 caches, numpy)
+//   shape, stride             the view's extents (declared logical order) and element strides (after
+//                             stride_order / explicit strides); strides of extent-1 axes are not compared
+//   storage_offset            the view's element offset in its tensor instance
+//   nbytes, storage_nbytes    numel x element size; the storage at least the declared allocation
+// and across records: the allocation of each record's instance, [data_ptr - storage_offset x element_size,
+// + declared allocation bytes), is the same for every view of one instance and overlaps no other instance's;
+// every declared instance has a record. Throws SpecError for pointer arithmetic the dump makes impossible.
 CheckResult check_geometry(const layout::BoundLayout& bound, const TensorDump& dump);
 
 }  // namespace kvlayout::check

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
+#include "cli/tensors_gate.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
 #include "spec/error.hpp"
@@ -14,6 +15,7 @@ namespace {
 
 const char* kHelp = R"(usage: kvlayout emit SRC DST --cache CACHE --target cpu|cuda [-o FILE] [--name FN] [--specs DIR]
                      [--allow-not-exact] [--param NAME=VALUE] [--naive]
+                     [--tensors DUMP] [--target-tensors DUMP]
 
 Proves SRC -> DST on CACHE and prints the relayout kernel that performs it: a self-contained C++17 file
 (CPU, std::thread) or CUDA C++ file whose header records the proof (pair, spec hashes, cache shape,
@@ -32,8 +34,12 @@ a non-zero code returned instead of writing out of bounds.
   --allow-not-exact     emit a NOT_EXACT move, converting element types (said so in the header)
   --param NAME=VALUE    override a layout or cache-shape parameter (e.g. num_tokens=8192)
   --naive               a per-element reference kernel with div/mod per element (for benchmarks)
+  --tensors DUMP        first check SRC's declaration against the real tensors in DUMP (written by
+                        scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH, emits nothing
+  --target-tensors DUMP the same for DST
 
-Exit: 0 emitted; 1 the pair is not EXACT_BYTE, EXACT_TOKEN or SUBSET (the grade and reason are printed);
+Exit: 0 emitted; 1 the pair is not EXACT_BYTE, EXACT_TOKEN or SUBSET (the grade and reason are printed)
+or a dump of --tensors / --target-tensors is a GEOMETRY_MISMATCH;
 2 bad input or a pair the generator cannot express; 3 the proof was UNKNOWN.
 )";
 
@@ -41,7 +47,8 @@ Exit: 0 emitted; 1 the pair is not EXACT_BYTE, EXACT_TOKEN or SUBSET (the grade 
 
 int run_emit(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"target", true}, {"output", true, false, "o"}, {"name", true},
-                        {"allow-not-exact", false}, {"param", true, true}, {"naive", false}, {"limit-ms", true}});
+                        {"allow-not-exact", false}, {"param", true, true}, {"naive", false}, {"limit-ms", true},
+                        {"tensors", true}, {"target-tensors", true}});
   if (args.help()) {
     std::cout << kHelp;
     return kOk;
@@ -63,6 +70,7 @@ int run_emit(const std::vector<std::string>& argv) {
   auto source = layout_from(catalog, args.positional()[0]);
   auto target_layout = layout_from(catalog, args.positional()[1]);
   spec::CacheShape cache = cache_from(catalog, args);
+  if (auto code = gate_tensors(args, source, target_layout, cache, overrides_from(args), false)) return *code;
   prove::ProveOptions prove_options;
   if (auto limit = args.value("limit-ms")) prove_options.limit_ms = parse_integer(*limit, "--limit-ms");
   prove::Proof proof = prove::prove(source, target_layout, cache, prove_options, overrides_from(args));

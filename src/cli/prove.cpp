@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
+#include "cli/tensors_gate.hpp"
 #include "prove/obligation_registry.hpp"
 #include "prove/report.hpp"
 #include "spec/error.hpp"
@@ -12,7 +13,7 @@ namespace kvlayout::cli {
 namespace {
 
 const char* kHelp = R"(usage: kvlayout prove SRC DST --cache CACHE [--specs DIR] [--json] [--limit-ms N]
-                      [--smt-dir DIR] [--param NAME=VALUE]
+                      [--smt-dir DIR] [--param NAME=VALUE] [--tensors DUMP] [--target-tensors DUMP]
 
 Proves, or refutes with a counterexample, that moving a KV cache from layout SRC to layout DST is exact,
 over the whole index space of the cache shape (block tables as arbitrary injective maps; nothing is
@@ -28,9 +29,12 @@ enumerated). The obligations, in order, are listed below; the grade is the worst
   --limit-ms N        limit per solver query (default 5000); a limit reached is UNKNOWN
   --smt-dir DIR       write every solver query as SMT-LIB2 (replay with the z3 command)
   --param NAME=VALUE  override a layout or cache-shape parameter on both sides
-  --json              print the proof as JSON
+  --json              print the proof as JSON (and a geometry mismatch as the check JSON)
+  --tensors DUMP      first check SRC's declaration against the real tensors in DUMP (written by
+                      scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH and exits 1, unproved
+  --target-tensors DUMP  the same for DST
 
-Exit: 0 EXACT_BYTE or EXACT_TOKEN; 1 SUBSET, NOT_EXACT or REFUSED; 3 UNKNOWN; 2 bad input (including a
+Exit: 0 EXACT_BYTE or EXACT_TOKEN; 1 SUBSET, NOT_EXACT, REFUSED or GEOMETRY_MISMATCH; 3 UNKNOWN; 2 bad input (including a
 domain or index expression that divides by zero or overflows somewhere on the cache shape: see defined);
 4 internal error (e.g. a counterexample that does not reproduce).
 
@@ -53,7 +57,7 @@ std::string obligation_list() {
 
 int run_prove(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"json", false}, {"limit-ms", true}, {"smt-dir", true},
-                        {"param", true, true}});
+                        {"param", true, true}, {"tensors", true}, {"target-tensors", true}});
   if (args.help()) {
     std::cout << kHelp << obligation_list();
     return kOk;
@@ -71,6 +75,7 @@ int run_prove(const std::vector<std::string>& argv) {
     if (options.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
   }
   options.smt_dir = args.value("smt-dir");
+  if (auto code = gate_tensors(args, source, target, cache, overrides_from(args), args.has("json"))) return *code;
   prove::Proof proof = prove::prove(source, target, cache, options, overrides_from(args));
   if (args.has("json")) std::cout << prove::to_json(proof).dump(2) << "\n";
   else std::cout << prove::format_text(proof);
