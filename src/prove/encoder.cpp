@@ -8,8 +8,16 @@ namespace kvlayout::prove {
 
 using expr::Op;
 
-Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables)
+Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables,
+                 const std::vector<int>* table_map)
     : ctx_(ctx), bound_(bound), prefix_(std::move(prefix)) {
+  if (share_tables && table_map) {
+    for (int i : *table_map) {
+      tables_.push_back(share_tables->tables_.at(static_cast<std::size_t>(i)));
+      inverses_.push_back(share_tables->inverses_.at(static_cast<std::size_t>(i)));
+    }
+    return;
+  }
   if (share_tables) {
     tables_ = share_tables->tables_;
     inverses_ = share_tables->inverses_;
@@ -19,6 +27,16 @@ Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string
     tables_.push_back(ctx_.function((prefix_ + "." + t.name).c_str(), ctx_.int_sort(), ctx_.int_sort()));
     inverses_.push_back(ctx_.function((prefix_ + "." + t.name + ".inverse").c_str(), ctx_.int_sort(), ctx_.int_sort()));
   }
+}
+
+Encoder::Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix,
+                 const std::vector<const Encoder*>& concatenate)
+    : ctx_(ctx), bound_(bound), prefix_(std::move(prefix)) {
+  for (const Encoder* e : concatenate) {
+    tables_.insert(tables_.end(), e->tables_.begin(), e->tables_.end());
+    inverses_.insert(inverses_.end(), e->inverses_.begin(), e->inverses_.end());
+  }
+  if (tables_.size() != bound.tables.size()) throw std::logic_error("Encoder: concatenated tables do not match the bound tables");
 }
 
 SymbolicPosition Encoder::position(const std::string& name) {

@@ -27,8 +27,15 @@ class Encoder {
  public:
   // `prefix` keeps the two sides apart in constant and function names ("S", "T"). With `share_tables`,
   // table i reads the same uninterpreted function as `share_tables`'s table i (for comparing two layouts
-  // under one block table).
-  Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables = nullptr);
+  // under one block table). With `table_map` as well, table i reads `share_tables`'s table table_map[i]
+  // instead (tables paired by name, as a refinement check pairs an assumed layout's tables with the real
+  // one's); lookups still record this layout's own table index i.
+  // @pre table_map (when given) has one index into share_tables's tables per table of `bound`.
+  Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix, const Encoder* share_tables = nullptr,
+          const std::vector<int>* table_map = nullptr);
+  // Tables are the concatenation of `concatenate`'s tables, in order (@pre as many as `bound` declares).
+  Encoder(z3::context& ctx, const layout::BoundLayout& bound, std::string prefix,
+          const std::vector<const Encoder*>& concatenate);
 
   const layout::BoundLayout& bound() const { return bound_; }
   z3::context& ctx() { return ctx_; }

@@ -17,10 +17,7 @@ std::string structural_difference(const layout::BoundLayout& a, const layout::Bo
   const spec::Layout& lb = *b.layout;
   if (la.content.name != lb.content.name || a.coord_names != b.coord_names || a.coord_extents != b.coord_extents)
     return "different content or coordinate extents";
-  if (la.dtype != lb.dtype) return "element types " + spec::dtype_name(la.dtype) + " and " + spec::dtype_name(lb.dtype);
-  bool same_scale = (!la.scale && !lb.scale) ||
-                    (la.scale && lb.scale && la.scale->dtype == lb.scale->dtype && la.scale->per == lb.scale->per);
-  if (!same_scale) return "different quantisation scales";
+  if (std::string d = value_difference(la, lb); !d.empty()) return d;
   if (a.tables.size() != b.tables.size()) return "different numbers of tables";
   for (std::size_t i = 0; i < a.tables.size(); ++i)
     if (a.tables[i].length != b.tables[i].length || a.tables[i].first != b.tables[i].first || a.tables[i].end != b.tables[i].end)
@@ -42,6 +39,14 @@ bool identical(const layout::BoundView& x, const layout::BoundView& y) {
 }
 
 }  // namespace
+
+std::string value_difference(const spec::Layout& a, const spec::Layout& b) {
+  if (a.dtype != b.dtype) return "element types " + spec::dtype_name(a.dtype) + " and " + spec::dtype_name(b.dtype);
+  bool same_scale = (!a.scale && !b.scale) ||
+                    (a.scale && b.scale && a.scale->dtype == b.scale->dtype && a.scale->per == b.scale->per);
+  if (!same_scale) return "different quantisation scales";
+  return "";
+}
 
 Equivalence same_address_function(const layout::BoundLayout& a, const layout::BoundLayout& b, const ProveOptions& options) {
   Equivalence out;

@@ -21,6 +21,11 @@ struct Equivalence {
   std::optional<std::vector<std::int64_t>> witness;  // a position the two place differently, when found
 };
 
+// Whether the same bits mean the same number in both: empty when the element types and quantisation scales
+// agree, else what differs ("element types bf16 and fp8_e4m3", "different quantisation scales"). Shared by
+// same_address_function and the refinement check (check/refinement.cpp).
+std::string value_difference(const spec::Layout& a, const spec::Layout& b);
+
 // @pre both fit the cache shape.
 Equivalence same_address_function(const layout::BoundLayout& a, const layout::BoundLayout& b,
                                   const ProveOptions& options = {});
