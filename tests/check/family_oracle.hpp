@@ -1,0 +1,111 @@
+#pragma once
+// The enumeration oracle for family plans (tests only; header-only because the test binary globs only
+// *_test.cpp): under concrete tables, instantiate every member, copy bytes between buffers whose source
+// bytes are tagged with (position, byte within element), and compare every target byte with what
+// layout::locate says it must hold. Returns every verdict it sees (empty: the plan is right under them).
+#include <map>
+#include <set>
+#include <vector>
+
+#include "check/family_plan.hpp"
+#include "check/verdict.hpp"
+#include "expr/evaluate.hpp"
+#include "layout/address.hpp"
+#include "layout/block_tables.hpp"
+#include "layout/bound_layout.hpp"
+
+namespace kvlayout::test {
+
+using Buffers = std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>>;  // (tensor, instance) -> per byte
+
+// Every byte of every instance: the tag (position index * element bytes + byte) stored there, or -1 (padding).
+inline Buffers tagged_storage(const layout::BoundLayout& b, const layout::BlockTables& tables, std::vector<bool>* in_scope = nullptr,
+                              const std::optional<expr::Expr>& scope = std::nullopt) {
+  Buffers out;
+  const std::int64_t eb = b.element_bytes();
+  for (std::size_t t = 0; t < b.tensors.size(); ++t)
+    for (std::int64_t i = 0; i < b.tensors[t].instances; ++i)
+      out[{static_cast<int>(t), i}].assign(static_cast<std::size_t>(b.tensors[t].size * eb), -1);
+  std::vector<std::int64_t> x(b.coord_extents.size(), 0);
+  for (std::int64_t index = 0;; ++index) {
+    layout::Location l = layout::locate(b, x, tables);
+    if (l.placement == layout::Placement::Held)
+      for (std::int64_t j = 0; j < eb; ++j)
+        out[{l.address.tensor, l.address.instance}][static_cast<std::size_t>(l.address.offset * eb + j)] = index * eb + j;
+    if (in_scope) {
+      expr::Environment env{x, [&](int tb, std::int64_t e) { return tables.entry(static_cast<std::size_t>(tb), e); }};
+      in_scope->push_back(!scope || expr::evaluate(*scope, env) != 0);
+    }
+    std::size_t k = x.size();
+    while (k-- > 0) {
+      if (++x[k] < b.coord_extents[k]) break;
+      x[k] = 0;
+    }
+    if (k == static_cast<std::size_t>(-1)) break;
+  }
+  return out;
+}
+
+inline std::set<check::Verdict> simulate_families(const layout::BoundLayout& source, const layout::BoundLayout& target,
+                                                  const check::FamilyPlan& plan, const layout::BlockTables& source_tables,
+                                                  const layout::BlockTables& target_tables) {
+  std::set<check::Verdict> found;
+  if (source.layout->dtype != target.layout->dtype) return {check::Verdict::ValueChange};
+  const std::int64_t eb = target.element_bytes();
+  Buffers src = tagged_storage(source, source_tables);
+  std::vector<bool> in_scope;
+  Buffers expected = tagged_storage(target, target_tables, &in_scope, plan.scope);
+  Buffers written, count;
+  for (auto& [key, bytes] : expected) {
+    written[key].assign(bytes.size(), -2);
+    count[key].assign(bytes.size(), 0);
+  }
+  for (const auto& f : plan.families) {
+    std::vector<std::int64_t> v = f.first;
+    bool empty = false;
+    for (std::size_t i = 0; i < v.size(); ++i) empty = empty || f.first[i] >= f.end[i];
+    while (!empty) {
+      check::ConcreteMember m = check::evaluate_member(plan, f, v, source_tables, target_tables);
+      auto s = src.find({f.source.tensor, m.source_instance});
+      auto t = written.find({f.target.tensor, m.target_instance});
+      if (!m.error.empty() || m.bytes < 0) {
+        found.insert(check::Verdict::OutOfBounds);
+      } else if (m.bytes > 0 && (s == src.end() || t == written.end() || m.source_offset < 0 || m.target_offset < 0 ||
+                                 m.source_offset + m.bytes > static_cast<std::int64_t>(s->second.size()) ||
+                                 m.target_offset + m.bytes > static_cast<std::int64_t>(t->second.size()))) {
+        found.insert(check::Verdict::OutOfBounds);
+      } else {
+        for (std::int64_t k = 0; k < m.bytes; ++k) {
+          auto at = static_cast<std::size_t>(m.target_offset + k);
+          if (count[t->first][at]++ > 0) found.insert(check::Verdict::Aliased);
+          t->second[at] = s->second[static_cast<std::size_t>(m.source_offset + k)];
+        }
+      }
+      std::size_t i = v.size();
+      while (i-- > 0) {
+        if (++v[i] < f.end[i]) break;
+        v[i] = f.first[i];
+      }
+      if (i == static_cast<std::size_t>(-1)) break;
+    }
+  }
+  for (const auto& [key, want] : expected) {
+    const auto& got = written[key];
+    for (std::size_t b = 0; b < want.size(); ++b) {
+      const bool scoped = want[b] >= 0 && in_scope[static_cast<std::size_t>(want[b] / eb)];
+      if (got[b] == -2) {
+        if (scoped) found.insert(check::Verdict::Uncovered);
+        continue;
+      }
+      if (want[b] < 0) {
+        found.insert(check::Verdict::FrameViolation);
+        continue;
+      }
+      if (got[b] != want[b]) found.insert(check::Verdict::WrongMapping);
+      if (!scoped) found.insert(check::Verdict::FrameViolation);
+    }
+  }
+  return found;
+}
+
+}  // namespace kvlayout::test
