@@ -1,14 +1,124 @@
-// Placeholder until this subcommand lands (being written now).
+// kvlayout plan check: is a transfer plan a user wrote (descriptor lists, strided runs, slot maps, symbolic
+// families) the right move from SRC's tensors to DST's? The plan schema is specs/plans.md.
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "check/plan_check.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
+#include "cli/inputs.hpp"
+#include "layout/bound_layout.hpp"
+#include "spec/error.hpp"
+#include "spec/json_node.hpp"
 
 namespace kvlayout::cli {
+namespace {
 
-int run_plan_check(const std::vector<std::string>&) {
-  std::cerr << "kvlayout: not yet implemented\n";
-  return kInternal;
+const char* kHelp = R"(usage: kvlayout plan check SRC DST --cache CACHE --plan PLAN.json [--json] [--param NAME=VALUE ...]
+                           [--specs DIR] [--limit-ms N]
+
+Checks a transfer plan against the two layouts: every destination byte the plan writes must receive the
+byte of the same logical position (at the same byte within the element), nothing outside the scope may be
+written, and every in-scope position must be written. Forms (specs/plans.md):
+  descriptors  registered regions per side, descriptor lists [[addr, len], ...] (or [addr, len, devID]) or
+               strided runs {addr, len, stride, count}, optional index pairs (default: by position) or
+               {src, dst, len} transfers, the block tables in force, the scope (default: every position
+               DST holds). Decided by run arithmetic: a million descriptors in seconds.
+  slots        a request's tokens and the block or slot ids holding them on each side.
+  families     symbolic descriptor families over index variables, proven for every value and table.
+
+  SRC, DST, CACHE     names under --specs (default: the shipped specs/) or paths to JSON files
+  --plan FILE         the plan (JSON)
+  --param NAME=VALUE  override a layout or cache-shape parameter on both sides (e.g. num_tokens)
+  --limit-ms N        limit per solver query (families; explaining a counterexample byte)
+  --json              print {"verdict", "message", "counterexample", "checked": {"descriptors", "bytes"}, "ms"}
+
+Precedence when several apply: VALUE_CHANGE, OUT_OF_BOUNDS, ALIASED, WRONG_MAPPING, FRAME_VIOLATION,
+UNCOVERED. Paired descriptors of different lengths are bad input (NIXL rejects them when prepared).
+Exit: 0 OK; 1 any other verdict; 2 bad input; 3 UNKNOWN; 4 internal error.
+
+Verdicts:
+)";
+
+// Refuses nesting deeper than spec::kMaxJsonDepth before parsing (a deep document would overflow the stack).
+void check_depth(const std::string& text, const std::string& file) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > spec::kMaxJsonDepth)
+        throw spec::SpecError(file, "", "nesting deeper than " + std::to_string(spec::kMaxJsonDepth), "a plan of ordinary depth");
+    } else if (c == ']' || c == '}') --depth;
+  }
+}
+
+nlohmann::json read_plan(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw spec::SpecError(file, "", "a file that cannot be read", "a readable plan JSON file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  check_depth(text, file);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw spec::SpecError(file, "", std::string("invalid JSON: ") + e.what(), "a JSON plan");
+  }
+}
+
+std::string verdict_list() {
+  std::string out;
+  for (const auto& row : check::verdict_table()) {
+    std::string head = std::string("  ") + row.code;
+    out += head + std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') + row.meaning + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_plan_check(const std::vector<std::string>& argv) {
+  Arguments args(argv, {{"specs", true}, {"cache", true}, {"plan", true}, {"json", false}, {"limit-ms", true},
+                        {"param", true, true}});
+  if (args.help()) {
+    std::cout << kHelp << verdict_list();
+    return kOk;
+  }
+  if (args.positional().size() != 2)
+    throw spec::SpecError("", "", std::to_string(args.positional().size()) + " layout argument(s)",
+                          "kvlayout plan check SRC DST --cache CACHE --plan PLAN.json");
+  const auto plan_file = args.value("plan");
+  if (!plan_file) throw spec::SpecError("", "--plan", "nothing", "--plan PLAN.json");
+  spec::Catalog catalog = catalog_from(args);
+  auto source = layout_from(catalog, args.positional()[0]);
+  auto target = layout_from(catalog, args.positional()[1]);
+  spec::CacheShape cache = cache_from(catalog, args);
+  prove::ProveOptions options;
+  if (auto limit = args.value("limit-ms")) {
+    options.limit_ms = parse_integer(*limit, "--limit-ms");
+    if (options.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
+  }
+  const layout::Overrides overrides = overrides_from(args);
+  const layout::BoundLayout s = layout::bind(source, cache, overrides);
+  const layout::BoundLayout t = layout::bind(target, cache, overrides);
+  for (const auto* b : {&s, &t})
+    if (!b->fits())
+      throw spec::SpecError(b->layout->file, b->misfits[0].path, b->layout->name + " does not fit cache shape " + cache.name + ": " +
+                                                                   b->misfits[0].what,
+                            "layouts that fit the cache shape (see kvlayout prove)");
+  const nlohmann::json plan = read_plan(*plan_file);
+  const check::CheckResult r = check::check_plan(s, t, plan, *plan_file, options);
+  if (args.has("json")) std::cout << check::to_json(r).dump(2) << "\n";
+  else std::cout << check::format_text(r, "plan check " + source->name + " -> " + target->name);
+  return check::exit_code(r.verdict);
 }
 
 }  // namespace kvlayout::cli
