@@ -1,9 +1,13 @@
+// The expected move (expected_move.hpp) built by walking every cell of the emitter's move plan
+// (cell_walk.hpp), splitting runs only where the scope changes, then sorted and checked disjoint. Going
+// back from a run to its positions is run_positions.cpp's.
 #include "check/expected_move.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "check/cell_walk.hpp"
 #include "check/plan_scope.hpp"
 #include "expr/evaluate.hpp"
 #include "layout/address.hpp"
@@ -14,101 +18,7 @@
 namespace kvlayout::check {
 namespace {
 
-// What iterating one cell needs, computed once.
-struct CellWalk {
-  const emit::Cell* cell = nullptr;
-  std::vector<int> iterated;                 // modes outside the run, outermost first
-  std::vector<std::int64_t> run_extent;      // per run mode, least significant first
-  std::vector<std::int64_t> run_span;        // per coordinate: how far the run moves it
-  std::vector<int> guarded;                  // coordinates checked against their cell's upper end
-  std::vector<int> scope_coords;             // coordinates the scope reads
-};
-
-void coords_in(const expr::Expr& e, std::set<int>& out) {
-  if (e->op == expr::Op::Coord) out.insert(static_cast<int>(e->value));
-  for (const auto& a : e->args) coords_in(a, out);
-}
-
-CellWalk walk_of(const emit::Cell& cell, const expr::Expr& scope) {
-  CellWalk w;
-  w.cell = &cell;
-  std::vector<bool> in_run(cell.modes.size(), false);
-  for (int m : cell.run) in_run[static_cast<std::size_t>(m)] = true;
-  for (int m : cell.loops) w.iterated.push_back(m);
-  for (std::size_t m = 0; m < cell.modes.size(); ++m)
-    if (!in_run[m] && std::find(w.iterated.begin(), w.iterated.end(), static_cast<int>(m)) == w.iterated.end())
-      w.iterated.push_back(static_cast<int>(m));
-  w.run_span.assign(cell.coords.size(), 0);
-  for (int m : cell.run) {
-    const emit::Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-    w.run_extent.push_back(mode.extent);
-    w.run_span[static_cast<std::size_t>(mode.coord)] += mode.weight * (mode.extent - 1);
-  }
-  for (std::size_t c = 0; c < cell.coords.size(); ++c)
-    if (cell.coords[c].guarded) w.guarded.push_back(static_cast<int>(c));
-  if (scope) {
-    std::set<int> cs;
-    coords_in(scope, cs);
-    w.scope_coords.assign(cs.begin(), cs.end());
-  }
-  return w;
-}
-
-// A coordinate's value from its digits: lo + sum(weight * digit) (emit/plan.cpp's split_into_modes).
-std::vector<std::int64_t> coords_of(const emit::Cell& cell, const std::vector<std::int64_t>& vals) {
-  std::vector<std::int64_t> coord;
-  for (const auto& cc : cell.coords) {
-    std::int64_t v = cc.lo;
-    for (int m : cc.modes) v += cell.modes[static_cast<std::size_t>(m)].weight * vals[static_cast<std::size_t>(m)];
-    coord.push_back(v);
-  }
-  return coord;
-}
-
-// One side's element offset and instance at the modes' values (the run's modes at 0).
-struct SidePoint {
-  std::int64_t instance = 0;
-  std::int64_t element = 0;
-};
-
-SidePoint side_point(const emit::SideForm& f, const std::vector<std::int64_t>& vals, const std::vector<std::int64_t>& coord,
-                     const layout::BoundLayout& b, const layout::BlockTables& tables) {
-  SidePoint p;
-  p.element = f.constant;
-  for (std::size_t m = 0; m < f.stride.size(); ++m) p.element += f.stride[m] * vals[m];
-  if (!f.atoms.empty()) {
-    expr::Environment env{vals, [&](int table, std::int64_t entry) -> std::int64_t {
-                            const auto& t = b.tables[static_cast<std::size_t>(table)];
-                            if (entry < 0 || entry >= t.length)
-                              throw spec::SpecError(b.layout->file, "", t.name + "[" + std::to_string(entry) + "] at " +
-                                                                            layout::format_coordinate(b, coord),
-                                                    "a layout whose table reads stay inside the table (see prove's in-bounds)");
-                            return tables.entry(static_cast<std::size_t>(table), entry);
-                          }};
-    for (const emit::Atom& a : f.atoms) p.element += a.coef * expr::evaluate(a.e, env);
-  }
-  if (f.instance_coord >= 0) p.instance = coord[static_cast<std::size_t>(f.instance_coord)];
-  return p;
-}
-
-// Whether `elements` elements from a side point lie inside the allocation (slack may not).
-bool fits(const SidePoint& p, std::int64_t first, std::int64_t elements, const emit::SideForm& f, const layout::BoundLayout& b) {
-  const auto& t = b.tensors[static_cast<std::size_t>(f.tensor)];
-  const std::int64_t e = p.element + first;
-  return p.instance >= 0 && p.instance < t.instances && e >= 0 && e <= t.size - elements;
-}
-
-// The line byte of `elements` elements from a side point; throws SpecError when they leave the allocation.
-std::int64_t line_byte(const SidePoint& p, std::int64_t first, std::int64_t elements, const emit::SideForm& f,
-                       const layout::BoundLayout& b, const StorageLine& line, const std::vector<std::int64_t>& coord) {
-  const auto& t = b.tensors[static_cast<std::size_t>(f.tensor)];
-  const std::int64_t e = p.element + first;
-  if (p.instance < 0 || p.instance >= t.instances || e < 0 || e > t.size - elements)
-    throw spec::SpecError(b.layout->file, t.path, layout::format_coordinate(b, coord) + " placed outside " + t.name,
-                          "a layout that places every held position inside its tensor (see prove's in-bounds)");
-  return line.first[static_cast<std::size_t>(f.tensor)] + p.instance * line.instance_bytes[static_cast<std::size_t>(f.tensor)] +
-         e * line.element_bytes;
-}
+using namespace move_walk;
 
 struct Builder {
   const layout::BoundLayout& S;
@@ -225,6 +135,7 @@ struct Builder {
                                         S.coord_extents[static_cast<std::size_t>(move.plan.token_coord)]))
         continue;
       slack = beyond;
+      if (slack) ++move.slack_iterations;  // counted before tables are read: the same for every table
       if (!slack) {
         const SidePoint sp = side_point(c.source, vals, coord, S, ts);
         const SidePoint tp = side_point(c.target, vals, coord, T, tt);
@@ -294,48 +205,4 @@ ExpectedMove expected_move(const layout::BoundLayout& source, const layout::Boun
   return move;
 }
 
-std::vector<std::int64_t> position_at(const ExpectedMove& move, const layout::BoundLayout&, const ExpectedRun& run,
-                                      std::int64_t element) {
-  const emit::Cell& c = move.plan.cells[static_cast<std::size_t>(run.cell)];
-  const std::vector<int>& it = move.iterated[static_cast<std::size_t>(run.cell)];
-  std::vector<std::int64_t> vals(c.modes.size(), 0);
-  std::int64_t e = run.first_element + element;
-  std::int64_t o = run.ordinal + e / c.run_elements;  // a run merged over whole iterations (emit_piece)
-  e %= c.run_elements;
-  for (std::size_t k = it.size(); k-- > 0;) {
-    const std::int64_t x = c.modes[static_cast<std::size_t>(it[k])].extent;
-    vals[static_cast<std::size_t>(it[k])] = o % x;
-    o /= x;
-  }
-  for (int m : c.run) {
-    const std::int64_t x = c.modes[static_cast<std::size_t>(m)].extent;
-    vals[static_cast<std::size_t>(m)] = e % x;
-    e /= x;
-  }
-  return coords_of(c, vals);
-}
-
-}  // namespace kvlayout::check
-
-namespace kvlayout::check {
-std::int64_t coordinate_at(const ExpectedMove& move, const ExpectedRun& run, std::int64_t element, int coordinate) {
-  const emit::Cell& c = move.plan.cells[static_cast<std::size_t>(run.cell)];
-  const std::vector<int>& it = move.iterated[static_cast<std::size_t>(run.cell)];
-  const emit::CellCoordinate& cc = c.coords[static_cast<std::size_t>(coordinate)];
-  std::int64_t value = cc.lo;
-  std::int64_t e = run.first_element + element;
-  std::int64_t o = run.ordinal + e / c.run_elements;
-  e %= c.run_elements;
-  for (std::size_t k = it.size(); k-- > 0;) {
-    const emit::Mode& m = c.modes[static_cast<std::size_t>(it[k])];
-    if (m.coord == coordinate) value += m.weight * (o % m.extent);
-    o /= m.extent;
-  }
-  for (int r : c.run) {
-    const emit::Mode& m = c.modes[static_cast<std::size_t>(r)];
-    if (m.coord == coordinate) value += m.weight * (e % m.extent);
-    e /= m.extent;
-  }
-  return value;
-}
 }  // namespace kvlayout::check

@@ -39,6 +39,9 @@ struct ExpectedMove {
   // In-scope positions TARGET holds and SOURCE does not: no plan can write them right.
   std::int64_t missing = 0;
   std::vector<std::int64_t> missing_sample;
+  // Loop iterations that lie in the slack of a partial last block, counted from the coordinates alone (before
+  // any table is read, fitted or scoped): 0 means no block table gives the pair any slack at all.
+  std::int64_t slack_iterations = 0;
 };
 
 // @pre both fit, one content (coordinate names equal); scope bound against target or nullptr (= all held).

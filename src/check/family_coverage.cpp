@@ -1,14 +1,19 @@
-// Coverage of a families plan by counting, never by enumerating members. With out-of-bounds, aliasing
-// (any second write), wrong mappings and out-of-scope writes refuted, and the target in bounds and
-// injective, every written target byte is either a byte of an in-scope held position (the right one) or
-// padding, each written once. So with W = the bytes the families write and N = the in-scope held bytes:
-//   W < N            -> UNCOVERED (at least N - W bytes unwritten, whatever else happens);
+// Coverage of a families plan by counting, never by enumerating members. With out-of-bounds, aliasing,
+// wrong mappings and out-of-scope writes refuted, and the target in bounds and injective, every written
+// target byte is either a byte of an in-scope held position (the right one) or padding. When moreover
+// every target byte is written once (writes_once: a same-source duplicate is harmless but breaks this),
+// with W = the bytes the families write and N = the in-scope held bytes:
+//   W < N            -> UNCOVERED (at least N - W bytes unwritten, whatever else happens; duplicates or not);
 //   no target padding -> W == N is OK (W > N would contradict the above: an internal error);
-//   padding and W > N -> FRAME_VIOLATION (at least W - N padding bytes written);
+//   padding and W > N -> padding is written. It is FRAME_VIOLATION when a concrete padding write is not
+//     the slack of a partial last block (the descriptors form's rule: a slack byte may receive the same
+//     slot's source byte, in scope; never required), or when the pair has no slack under any table;
+//     otherwise UNKNOWN (slack is not proved for every table here);
 //   padding and W == N -> padding written and positions uncovered balance exactly, or both are absent.
-//   Telling them apart is a for-all question; it is answered when every family carries an "at" hint (the
-//   position each member byte writes, as expressions: a Skolem candidate the solver checks, never trusts),
-//   or refuted by an uncovered position found; otherwise UNKNOWN.
+//     Telling them apart is a for-all question; it is answered when every family carries an "at" hint (the
+//     position each member byte writes, as expressions: a Skolem candidate the solver checks, never
+//     trusts), or refuted by an uncovered position found; otherwise UNKNOWN.
+// Without single writes only W < N and concrete witnesses decide; otherwise UNKNOWN, never OK.
 #include "check/family_checks.hpp"
 
 #include "check/family_witness.hpp"
@@ -55,10 +60,23 @@ std::optional<std::int64_t> written_bytes(const FamilyPlan& plan, std::string& w
   return std::nullopt;
 }
 
+// FRAME_VIOLATION from a concrete padding write that is not allowed slack (padding_writes re-checked it).
+CheckResult padding_violation(const nlohmann::json& witness, const std::string& counts) {
+  CheckResult r;
+  r.verdict = Verdict::FrameViolation;
+  const auto& t = witness["target"];
+  r.message = "family " + witness["family"].get<std::string>() + " member " + witness["member"].dump() + " writes padding: " +
+              t["tensor"].get<std::string>() + "[" + std::to_string(t["instance"].get<std::int64_t>()) + "] byte " +
+              std::to_string(t["byte"].get<std::int64_t>()) + " under identity tables";
+  r.counterexample = witness;
+  r.details = {counts, witness["how"].get<std::string>(), "e.g. " + witness.dump()};
+  return r;
+}
+
 }  // namespace
 
 Finding count_coverage(prove::Session& s, const layout::BoundLayout& source, const layout::BoundLayout& target, const FamilyPlan& plan,
-                       std::int64_t& written) {
+                       const std::string& not_once, std::int64_t& written) {
   Finding out;
   std::vector<expr::Expr> predicates = {layout::held_predicate(target)};
   if (plan.scope) predicates.push_back(*plan.scope);
@@ -108,20 +126,54 @@ Finding count_coverage(prove::Session& s, const layout::BoundLayout& source, con
     out.result = r;
     return out;
   }
+  if (!not_once.empty()) {
+    // W counts some byte twice: W >= N proves nothing. Only concrete witnesses decide; otherwise UNKNOWN.
+    if (auto found = uncovered_witness(s, source, target, plan, predicates)) {
+      CheckResult r = *found;
+      r.message = "an in-scope position is never written (" + counts + ", some byte written twice from the same source byte)";
+      r.details.insert(r.details.begin(), counts);
+      out.result = r;
+      return out;
+    }
+    if (padding > 0) {
+      PaddingWrites pw = padding_writes(source, target, plan);
+      if (pw.violation) {
+        out.result = padding_violation(*pw.violation, counts);
+        return out;
+      }
+    }
+    out.unknown = "coverage is not decided: " + not_once + "; so the " + counts +
+                  " cannot be counted against each other, and no unwritten position or wrong padding write was found";
+    return out;
+  }
   if (padding == 0) {
     if (*w > needed)
       throw prove::InternalError("families write " + counts + " with no double write, no padding and nothing out of scope");
     return out;  // OK
   }
   if (*w > needed) {
-    CheckResult r;
-    r.verdict = Verdict::FrameViolation;
-    r.message = "at least " + std::to_string(*w - needed) + " byte(s) of padding are written: " + counts;
-    r.counterexample = padding_witness(source, target, plan).value_or(nlohmann::json::object());
-    r.counterexample["count_bytes"] = *w - needed;
-    r.details = {counts, "every written byte is written once, and none holds an out-of-scope position, so the excess is padding"};
-    if (r.counterexample.contains("target")) r.details.push_back("e.g. " + r.counterexample.dump());
-    out.result = r;
+    PaddingWrites pw = padding_writes(source, target, plan);
+    if (pw.violation) {
+      out.result = padding_violation(*pw.violation, counts);
+      return out;
+    }
+    if (!pw.slack_possible) {
+      CheckResult r;
+      r.verdict = Verdict::FrameViolation;
+      r.message = "at least " + std::to_string(*w - needed) + " byte(s) of padding are written: " + counts;
+      r.counterexample = {{"count_bytes", *w - needed}};
+      r.details = {counts, "every written byte is written once, and none holds an out-of-scope position, so the excess is padding",
+                   "and the pair has no slack of a partial last block under any block table"};
+      out.result = r;
+      return out;
+    }
+    out.unknown = "at least " + std::to_string(*w - needed) + " byte(s) of padding are written (" + counts +
+                  "), and they may be the slack of a partial last block, which a whole-block copy may write from the same "
+                  "slot of the source (allowed, never required); the families checker does not prove that for every block table (" +
+                  (!pw.why.empty() ? pw.why
+                   : pw.searched ? "under identity tables all " + std::to_string(pw.slack_bytes) + " padding byte(s) written are such slack"
+                                 : "too many members or positions to look for a wrong padding write concretely") +
+                  ")";
     return out;
   }
   const std::string hint = hints_prove_no_padding(s, source, target, plan);

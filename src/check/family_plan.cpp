@@ -1,3 +1,6 @@
+// Reading a `families` plan (family_plan.hpp): the top level, each family's variables and ranges, its two
+// sides and its optional "at" hint, all bound against one synthetic scope holding both sides' parameters
+// and tables. Evaluating a member under concrete tables is family_member.cpp's.
 #include "check/family_plan.hpp"
 
 #include <algorithm>
@@ -5,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "check/plan_top_level.hpp"
 #include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
 #include "layout/bind_expression.hpp"
@@ -157,7 +161,7 @@ Family read_family(const FamilyPlan& p, const layout::BoundLayout& source, const
 FamilyPlan read_family_plan(const layout::BoundLayout& source, const layout::BoundLayout& target, const nlohmann::json& plan,
                             const std::string& file) {
   FamilyPlan p;
-  known_members(plan, {"form", "families", "scope", "comment", "request"}, file, "");
+  ignore_unknown_top_level(plan, {"form", "families", "scope", "comment", "request"}, file);
   p.names = binding_scope(source, target);
   p.source_tables = source.tables.size();
   if (!plan.contains("families") || !plan["families"].is_array() || plan["families"].empty())
@@ -176,46 +180,6 @@ FamilyPlan read_family_plan(const layout::BoundLayout& source, const layout::Bou
     p.scope = layout::bind_expression(target, p.scope_text, file, "/scope", true);
   }
   return p;
-}
-
-ConcreteMember evaluate_member(const FamilyPlan& plan, const Family& f, const std::vector<std::int64_t>& vars,
-                               const layout::BlockTables& source_tables, const layout::BlockTables& target_tables) {
-  ConcreteMember m;
-  expr::Environment env;
-  env.coords = vars;
-  env.lookup = [&](int table, std::int64_t entry) -> std::int64_t {
-    const auto& t = plan.names.tables.at(static_cast<std::size_t>(table));
-    if (entry < 0 || entry >= t.length)
-      throw std::out_of_range(t.name + "[" + std::to_string(entry) + "] outside its " + std::to_string(t.length) + " entries");
-    auto i = static_cast<std::size_t>(table);
-    return i < plan.source_tables ? source_tables.entry(i, entry) : target_tables.entry(i - plan.source_tables, entry);
-  };
-  try {
-    m.source_instance = expr::evaluate(f.source.instance, env);
-    m.source_offset = expr::evaluate(f.source.offset, env);
-    m.target_instance = expr::evaluate(f.target.instance, env);
-    m.target_offset = expr::evaluate(f.target.offset, env);
-    m.bytes = expr::evaluate(f.bytes, env);
-  } catch (const expr::ArithmeticError& e) {
-    m.error = e.what();
-  } catch (const std::out_of_range& e) {
-    m.error = std::string("a table read ") + e.what();
-  }
-  // Names in errors use the plan's spelling.
-  for (std::size_t at; (at = m.error.find("__")) != std::string::npos;) m.error.replace(at, 2, ".");
-  return m;
-}
-
-nlohmann::json member_json(const Family& f, const std::vector<std::int64_t>& vars) {
-  nlohmann::json out = nlohmann::json::object();
-  for (std::size_t i = 0; i < f.vars.size(); ++i) out[f.vars[i]] = vars.at(i);
-  return out;
-}
-
-std::string member_text(const Family& f, const std::vector<std::int64_t>& vars) {
-  std::string out = "family " + f.id + " (";
-  for (std::size_t i = 0; i < f.vars.size(); ++i) out += (i ? ", " : "") + f.vars[i] + " " + std::to_string(vars.at(i));
-  return out + ")";
 }
 
 }  // namespace kvlayout::check

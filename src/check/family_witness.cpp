@@ -1,8 +1,6 @@
-// Searches and proofs behind the coverage count (family_witness.hpp).
+// Searches and proofs behind the coverage count (family_witness.hpp): an unwritten position, and the
+// proof of the "at" hints. Padding writes are family_padding.cpp's.
 #include "check/family_witness.hpp"
-
-#include <set>
-#include <tuple>
 
 #include "check/family_encoding.hpp"
 #include "expr/arithmetic.hpp"
@@ -13,8 +11,6 @@
 
 namespace kvlayout::check {
 namespace {
-
-constexpr std::int64_t kLocateBox = std::int64_t{1} << 22;  // positions located for a padding witness
 
 z3::expr identity_reads(z3::context& c, const prove::Encoder& e) {
   z3::expr all = c.bool_val(true);
@@ -81,44 +77,6 @@ std::optional<CheckResult> uncovered_witness(prove::Session& s, const layout::Bo
     }
   }
   return std::nullopt;
-}
-
-// A member byte on padding, found concretely (identity tables) where the target and the plan are small.
-std::optional<nlohmann::json> padding_witness(const layout::BoundLayout& source, const layout::BoundLayout& target, const FamilyPlan& plan) {
-  std::int64_t members = 0;
-  for (const Family& f : plan.families) members = expr::checked_add(members, f.members);
-  if (layout::box_volume(target.coord_extents) > kLocateBox || members > kEvaluateMembers) return std::nullopt;
-  layout::BlockTables identity = layout::identity_tables(target), source_identity = layout::identity_tables(source);
-  std::set<std::tuple<int, std::int64_t, std::int64_t>> held;  // (tensor, instance, element)
-  std::vector<std::int64_t> x(target.coord_extents.size(), 0);
-  for (bool more = true; more;) {
-    layout::Location l = layout::locate(target, x, identity);
-    if (l.placement == layout::Placement::Held) held.insert({l.address.tensor, l.address.instance, l.address.offset});
-    std::size_t i = x.size();
-    while (i-- > 0) {
-      if (++x[i] < target.coord_extents[i]) break;
-      x[i] = 0;
-    }
-    more = i != static_cast<std::size_t>(-1);
-  }
-  const std::int64_t eb = target.element_bytes();
-  std::optional<nlohmann::json> out;
-  for (const Family& f : plan.families) {
-    for_each_member(f, [&](const std::vector<std::int64_t>& v) {
-      ConcreteMember cm = evaluate_member(plan, f, v, source_identity, identity);
-      for (std::int64_t e = expr::floor_div(cm.target_offset, eb); cm.error.empty() && e * eb < cm.target_offset + cm.bytes; ++e)
-        if (!held.count({f.target.tensor, cm.target_instance, e})) {
-          out = nlohmann::json{{"family", f.id}, {"member", member_json(f, v)},
-                               {"target", {{"tensor", target.tensors[static_cast<std::size_t>(f.target.tensor)].name},
-                                           {"instance", cm.target_instance}, {"element", e}, {"byte", e * eb}}},
-                               {"tables", "identity"}, {"how", "no position is stored there (every position located)"}};
-          return false;
-        }
-      return true;
-    });
-    if (out) return out;
-  }
-  return out;
 }
 
 // With every family's "at" hint: for every member byte, the hinted position is in scope and held by the

@@ -1,6 +1,7 @@
 #pragma once
 // The searches and proofs behind the coverage count of a families plan (family_coverage.cpp): an
-// unwritten in-scope position, a member byte on padding, and the proof of the "at" hints.
+// unwritten in-scope position, member bytes on padding (and whether they are allowed slack), and the proof of
+// the "at" hints.
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,17 @@ void for_each_member(const Family& f, Visit visit) {
 // the corners of the in-scope cells (`predicates`: the target's held predicate and the scope).
 std::optional<CheckResult> uncovered_witness(prove::Session& s, const layout::BoundLayout& source, const layout::BoundLayout& target,
                                              const FamilyPlan& plan, const std::vector<expr::Expr>& predicates);
-// A member byte on padding, found concretely (identity tables) where the target and the plan are small.
-std::optional<nlohmann::json> padding_witness(const layout::BoundLayout& source, const layout::BoundLayout& target, const FamilyPlan& plan);
+// Member bytes on target padding under identity tables, judged by the descriptors form's rule for the
+// slack of a partial last block (specs/plans.md): a slack byte may receive the same slot's source slack
+// byte where the scope holds; any other padding write is a FRAME_VIOLATION.
+struct PaddingWrites {
+  std::optional<nlohmann::json> violation;  // a padding write that is not allowed slack (re-checked concretely)
+  std::int64_t slack_bytes = 0;             // padding bytes written that are allowed slack (when searched)
+  bool searched = false;                    // every member was evaluated (target and plan small enough)
+  bool slack_possible = true;               // false: no block table gives the pair any slack (expected move)
+  std::string why;                          // non-empty: the expected move is not available (slack_possible stays true)
+};
+PaddingWrites padding_writes(const layout::BoundLayout& source, const layout::BoundLayout& target, const FamilyPlan& plan);
 // Empty when every family's "at" hint is proved (then no member byte writes padding); otherwise why not.
 std::string hints_prove_no_padding(prove::Session& s, const layout::BoundLayout& source, const layout::BoundLayout& target,
                                    const FamilyPlan& plan);

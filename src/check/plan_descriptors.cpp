@@ -1,7 +1,11 @@
+// The descriptors form of plan check (plan_descriptors.hpp): relocate every copy (descriptor_copies.hpp),
+// compare with the expected move by run arithmetic (plan_compare.hpp), and turn the comparison into the
+// first verdict that applies, with re-checked counterexamples. VALUE_CHANGE is value_change.cpp's.
 #include "check/plan_descriptors.hpp"
 
 #include <algorithm>
 
+#include "check/descriptor_copies.hpp"
 #include "check/plan_compare.hpp"
 #include "check/plan_json.hpp"
 #include "check/plan_scope.hpp"
@@ -12,88 +16,7 @@
 namespace kvlayout::check {
 namespace {
 
-std::string scale_text(const spec::Layout& l) {
-  if (!l.scale) return spec::dtype_name(l.dtype) + ", no scale";
-  std::string per;
-  for (const auto& p : l.scale->per) per += (per.empty() ? "" : ", ") + p;
-  return spec::dtype_name(l.dtype) + " with an " + spec::dtype_name(l.scale->dtype) + " scale per (" + per + ")";
-}
-
-bool same_values(const spec::Layout& a, const spec::Layout& b) {
-  if (a.dtype != b.dtype) return false;
-  if (!a.scale || !b.scale) return !a.scale && !b.scale;
-  return a.scale->dtype == b.scale->dtype && a.scale->per == b.scale->per;
-}
-
-// One copy of the plan: source and target descriptors (or a transfer), named for messages.
-struct Copy {
-  std::int64_t src = 0, dst = 0, len = 0;
-  std::string name;  // "/pairs/3: /source_descriptors/0 -> /target_descriptors/4"
-};
-
-std::int64_t copy_count(const DescriptorPlan& p) {
-  if (p.has_transfers) return static_cast<std::int64_t>(p.transfers.size());
-  return p.pairs ? static_cast<std::int64_t>(p.pairs->size()) : p.source->size();
-}
-
-// @pre 0 <= k < copy_count(p). Paired lengths must agree (NIXL refuses such a pair when it is prepared).
-Copy copy_at(const DescriptorPlan& p, std::int64_t k, const std::string& file, bool with_name) {
-  Copy c;
-  if (p.has_transfers) {
-    const PairedCopy& t = p.transfers[static_cast<std::size_t>(k)];
-    c = {t.src, t.dst, t.len, with_name ? "/transfers/" + std::to_string(k) : ""};
-    return c;
-  }
-  const std::int64_t i = p.pairs ? (*p.pairs)[static_cast<std::size_t>(k)].first : k;
-  const std::int64_t j = p.pairs ? (*p.pairs)[static_cast<std::size_t>(k)].second : k;
-  const std::int64_t ls = p.source->len(i), lt = p.target->len(j);
-  if (ls != lt)
-    throw spec::SpecError(file, p.pairs ? "/pairs/" + std::to_string(k) : p.target->path(j),
-                          "a pair of " + std::to_string(ls) + " source byte(s) (" + p.source->path(i) + ") and " +
-                              std::to_string(lt) + " target byte(s) (" + p.target->path(j) + ")",
-                          "paired descriptors of equal length (NIXL rejects such a pair when it is prepared)");
-  c.src = p.source->addr(i);
-  c.dst = p.target->addr(j);
-  c.len = ls;
-  if (with_name)
-    c.name = (p.pairs ? "/pairs/" + std::to_string(k) + ": " : std::string()) + p.source->path(i) + " -> " + p.target->path(j);
-  return c;
-}
-
-CheckResult out_of_bounds(const Copy& c, bool on_source, const Relocated& r, const layout::BoundLayout& b) {
-  CheckResult out;
-  out.verdict = Verdict::OutOfBounds;
-  const std::int64_t addr = on_source ? c.src : c.dst;
-  out.message = std::string(on_source ? "source" : "target") + " descriptor " + hex(addr) + " (" + std::to_string(c.len) +
-                " bytes) " + r.why;
-  out.counterexample = {{"copy", c.name}, {"side", on_source ? "source" : "target"}, {"layout", b.layout->name},
-                        {"address", hex(addr)}, {"len", c.len}, {"why", r.why}};
-  out.details.push_back(c.name);
-  out.details.push_back(std::string(on_source ? "source" : "target") + " address " + hex(addr) + " + " + std::to_string(c.len) +
-                        " bytes " + r.why);
-  return out;
-}
-
-// The copy writing target line byte `dst` from source line byte `src` (a rescan; counterexamples only).
-Copy find_copy(const DescriptorPlan& p, const std::vector<Region>& sr, const std::vector<Region>& tr, const PlanSetting& s,
-               std::int64_t dst, std::int64_t src, const std::string& file) {
-  const std::int64_t n = copy_count(p);
-  for (std::int64_t k = 0; k < n; ++k) {
-    Copy c = copy_at(p, k, file, false);
-    const Relocated rt = relocate(tr, s.target_line, c.dst, c.len);
-    if (!rt.ok || dst < rt.at || dst >= rt.at + c.len) continue;
-    const Relocated rs = relocate(sr, s.source_line, c.src, c.len);
-    if (rs.ok && rs.at - rt.at == src - dst) {
-      Copy named = copy_at(p, k, file, true);
-      named.src += dst - rt.at;  // the addresses of the byte itself
-      named.dst += dst - rt.at;
-      return named;
-    }
-  }
-  throw std::logic_error("plan check: no copy writes the counterexample byte (does not reproduce)");
-}
-
-nlohmann::json copy_json(const Copy& c) { return {{"path", c.name}, {"source_address", hex(c.src)}, {"target_address", hex(c.dst)}}; }
+using namespace descriptor_copies;
 
 // Phase: the verdict from the comparison, by precedence, with re-checked counterexamples.
 CheckResult verdict_of(const Comparison& cmp, const ExpectedMove& move, const PlanSetting& s, const DescriptorPlan& p,
@@ -195,39 +118,6 @@ CheckResult uncovered(const Comparison& cmp, const ExpectedMove& move, const Pla
 }
 
 }  // namespace
-
-std::optional<CheckResult> value_change(const layout::BoundLayout& S, const layout::BoundLayout& T, const std::string& file) {
-  if (S.coord_names != T.coord_names)
-    throw spec::SpecError(file, "", S.layout->name + " and " + T.layout->name + " hold different content",
-                          "a source and a target of one content");
-  if (same_values(*S.layout, *T.layout)) return std::nullopt;
-  CheckResult out;
-  out.verdict = Verdict::ValueChange;
-  out.message = S.layout->name + " stores " + scale_text(*S.layout) + "; " + T.layout->name + " stores " + scale_text(*T.layout) +
-                ": a byte copy changes values";
-  out.counterexample = {{"source_dtype", spec::dtype_name(S.layout->dtype)}, {"target_dtype", spec::dtype_name(T.layout->dtype)},
-                        {"source_scale", S.layout->scale ? scale_text(*S.layout) : "none"},
-                        {"target_scale", T.layout->scale ? scale_text(*T.layout) : "none"}};
-  // A position both hold, at its two addresses (none when the pair has no run structure).
-  emit::Plan plan;
-  try {
-    plan = emit::make_plan(S, T);
-  } catch (const emit::EmitError&) {
-  }
-  if (!plan.cells.empty()) {
-    std::vector<std::int64_t> coord;
-    for (const auto& cc : plan.cells[0].coords) coord.push_back(cc.lo);
-    const auto ts = layout::identity_tables(S), tt = layout::identity_tables(T);
-    const auto ls = layout::locate(S, coord, ts), lt = layout::locate(T, coord, tt);
-    if (ls.placement != layout::Placement::Held || lt.placement != layout::Placement::Held)
-      throw std::logic_error("plan check: VALUE_CHANGE position is not held by both sides (does not reproduce)");
-    out.counterexample["source"] = position_json(S, coord, ls);
-    out.counterexample["target"] = position_json(T, coord, lt);
-    out.details = {"source: " + position_text(S, coord, ls) + " as " + spec::dtype_name(S.layout->dtype),
-                   "target: " + position_text(T, coord, lt) + " as " + spec::dtype_name(T.layout->dtype)};
-  }
-  return out;
-}
 
 CheckResult check_descriptor_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const nlohmann::json& plan,
                                   const std::string& file, const prove::ProveOptions& options) {

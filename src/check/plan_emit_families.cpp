@@ -1,10 +1,9 @@
-// Plan emit, phases 1 and 2: (1) boxes: each move-plan cell, cut to its coordinates' real ranges (a partial
-// last block, a --scope) as boxes of mode values; a coordinate cut short leaves the contiguous run, so the
-// run stays whole in every member; (2) families: per box, the loop modes that vary become `over`
-// variables, the side forms become byte-offset expressions, and the "at" hint names each member byte's
-// position (plan check proves it, never trusts it).
+// Plan emit, phase 2 (phase 1, the boxes, is emit_mode_boxes.cpp's): per box, the loop modes that vary
+// become `over` variables, the side forms become byte-offset expressions, and the "at" hint names each
+// member byte's position (plan check proves it, never trusts it).
 #include "check/plan_emit_families.hpp"
 
+#include "check/emit_mode_boxes.hpp"
 #include "emit/plan.hpp"
 #include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
@@ -16,74 +15,7 @@
 namespace kvlayout::check {
 namespace {
 
-
-using Range = std::pair<std::int64_t, std::int64_t>;  // [first, end)
-using ModeBox = std::vector<Range>;                    // one range per mode of a cell
-
-// ---- phase 1: boxes ---------------------------------------------------------------------------------
-
-// The value of coordinate `cc` is base + sum(mode * weight) over its digits.
-std::int64_t coordinate_base(const emit::Cell& cell, const emit::CellCoordinate& cc) {
-  return cc.modes.size() == 1 && cell.modes[static_cast<std::size_t>(cc.modes[0])].weight == 1 ? cc.lo : 0;
-}
-
-// Digit boxes covering exactly the values [a, b) of digits i.. (most significant first) of one coordinate.
-void digit_boxes(const emit::Cell& cell, const std::vector<int>& digits, std::size_t i, std::int64_t a, std::int64_t b,
-                 std::vector<Range>& prefix, std::vector<std::vector<Range>>& out) {
-  if (a >= b) return;
-  const emit::Mode& m = cell.modes[static_cast<std::size_t>(digits[i])];
-  const std::int64_t w = m.weight;
-  auto rest_full = [&](std::vector<Range> p) {
-    for (std::size_t j = i + 1; j < digits.size(); ++j) p.push_back({0, cell.modes[static_cast<std::size_t>(digits[j])].extent});
-    out.push_back(p);
-  };
-  auto lower = [&](std::int64_t q, std::int64_t lo, std::int64_t hi) {
-    prefix.push_back({q, q + 1});
-    if (lo == 0 && hi == w) rest_full(prefix);
-    else digit_boxes(cell, digits, i + 1, lo, hi, prefix, out);
-    prefix.pop_back();
-  };
-  if (i + 1 == digits.size()) {  // the least significant digit (weight 1)
-    std::vector<Range> p = prefix;
-    p.push_back({a, b});
-    out.push_back(p);
-    return;
-  }
-  std::int64_t qa = a / w, ra = a % w, qb = b / w, rb = b % w;
-  if (qa == qb) return lower(qa, ra, rb);
-  if (ra > 0) lower(qa++, ra, w);
-  if (qa < qb) {
-    std::vector<Range> p = prefix;
-    p.push_back({qa, qb});
-    rest_full(p);
-  }
-  if (rb > 0) lower(qb, 0, rb);
-}
-
-// Every box of mode values of `cell` whose coordinates lie in `ranges` (inclusive, one per coordinate).
-std::vector<ModeBox> boxes_of(const emit::Cell& cell, const std::vector<layout::Interval>& ranges) {
-  std::vector<ModeBox> out = {ModeBox(cell.modes.size())};
-  for (std::size_t c = 0; c < cell.coords.size(); ++c) {
-    const auto& cc = cell.coords[c];
-    const std::int64_t lo = std::max(cc.lo, ranges[c].lo), hi = std::min(cc.hi, ranges[c].hi);
-    if (lo > hi) return {};
-    const std::int64_t base = coordinate_base(cell, cc);
-    std::vector<std::vector<Range>> parts;
-    std::vector<Range> prefix;
-    digit_boxes(cell, cc.modes, 0, lo - base, hi - base + 1, prefix, parts);
-    std::vector<ModeBox> next;
-    for (const ModeBox& b : out)
-      for (const auto& p : parts) {
-        ModeBox nb = b;
-        for (std::size_t j = 0; j < cc.modes.size(); ++j) nb[static_cast<std::size_t>(cc.modes[j])] = p[j];
-        next.push_back(nb);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
-// ---- phase 2: families ------------------------------------------------------------------------------
+using namespace emit_boxes;
 
 struct Names {
   std::vector<std::string> var;     // per mode: its over variable, or empty when fixed in this box
@@ -195,20 +127,6 @@ nlohmann::json family_json(const emit::Cell& cell, const ModeBox& box, const pro
                       {"instance", instance_text(cell, cell.target, n)},
                       {"offset", byte_offset_text(cell.target, in_run, n, eb, "target")}}},
           {"bytes", std::to_string(expr::checked_mul(run_elements, eb))}};
-}
-
-// The coordinate boxes of the scope (the whole box without one).
-std::vector<std::vector<layout::Interval>> scope_boxes(const layout::BoundLayout& T, const std::optional<std::string>& scope) {
-  std::vector<layout::Interval> whole;
-  for (std::int64_t e : T.coord_extents) whole.push_back({0, e - 1});
-  if (!scope) return {whole};
-  expr::Expr e = layout::bind_expression(T, *scope, "", "--scope", true);
-  auto cells = layout::cells(T.coord_extents, {e});
-  if (!cells) throw spec::SpecError("", "--scope", *scope, "a combination of single-coordinate bounds (e.g. token < 32 && layer == 0)");
-  std::vector<std::vector<layout::Interval>> out;
-  for (const auto& c : *cells)
-    if (c.truth[0]) out.push_back(c.ranges);
-  return out;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The families form of `plan check`: read and bind the families, then ask, in order, value change (no
-// solver), in-bounds, aliasing, mapping, scope, and coverage by counting. Every question is for all
+// solver), in-bounds, aliasing (from different source bytes), mapping, scope, and coverage by counting
+// (which needs every byte written once: a same-source duplicate is harmless but leaves it to witnesses). Every question is for all
 // values of the variables and all block tables; nothing enumerates the members.
 #include "check/plan_families.hpp"
 
@@ -85,7 +86,8 @@ CheckResult check_family_plan(const layout::BoundLayout& source, const layout::B
   if (unknown.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     std::int64_t written = 0;
-    Finding f = count_coverage(session, source, target, fp, written);
+    const std::string not_once = writes_once(session, source, target, fp);
+    Finding f = count_coverage(session, source, target, fp, not_once, written);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.checked_bytes = written;
     if (f.result) {

@@ -69,7 +69,7 @@ nlohmann::json read_plan(const std::string& file) {
   check_depth(text, file);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
     throw spec::SpecError(file, "", std::string("invalid JSON: ") + e.what(), "a JSON plan");
   }
 }

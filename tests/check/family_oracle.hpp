@@ -3,7 +3,9 @@
 // *_test.cpp): under concrete tables, instantiate every member, copy bytes between buffers whose source
 // bytes are tagged with (position, byte within element), and compare every target byte with what
 // layout::locate says it must hold. Returns every verdict it sees (empty: the plan is right under them).
+#include <climits>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -18,14 +20,26 @@ namespace kvlayout::test {
 
 using Buffers = std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>>;  // (tensor, instance) -> per byte
 
-// Every byte of every instance: the tag (position index * element bytes + byte) stored there, or -1 (padding).
+constexpr std::int64_t kUnwritten = INT64_MIN;
+
+// Every byte of every instance: the tag (position index * element bytes + byte) stored there, or a negative
+// tag (padding): -1 everywhere when `unique_padding` is false, else a distinct one per byte (so that two
+// padding bytes of the source are told apart when written to one target byte).
+// `real_extents` (when given) marks the positions of `b` inside them as real, the others (the slack of a
+// partial last block, when `b` is bound with whole blocks) as not.
 inline Buffers tagged_storage(const layout::BoundLayout& b, const layout::BlockTables& tables, std::vector<bool>* in_scope = nullptr,
-                              const std::optional<expr::Expr>& scope = std::nullopt) {
+                              const std::optional<expr::Expr>& scope = std::nullopt, bool unique_padding = false,
+                              std::vector<bool>* real = nullptr, const std::vector<std::int64_t>* real_extents = nullptr) {
   Buffers out;
   const std::int64_t eb = b.element_bytes();
+  std::int64_t pad = -2;
   for (std::size_t t = 0; t < b.tensors.size(); ++t)
-    for (std::int64_t i = 0; i < b.tensors[t].instances; ++i)
-      out[{static_cast<int>(t), i}].assign(static_cast<std::size_t>(b.tensors[t].size * eb), -1);
+    for (std::int64_t i = 0; i < b.tensors[t].instances; ++i) {
+      auto& bytes = out[{static_cast<int>(t), i}];
+      bytes.assign(static_cast<std::size_t>(b.tensors[t].size * eb), -1);
+      if (unique_padding)
+        for (auto& v : bytes) v = pad--;
+    }
   std::vector<std::int64_t> x(b.coord_extents.size(), 0);
   for (std::int64_t index = 0;; ++index) {
     layout::Location l = layout::locate(b, x, tables);
@@ -35,6 +49,11 @@ inline Buffers tagged_storage(const layout::BoundLayout& b, const layout::BlockT
     if (in_scope) {
       expr::Environment env{x, [&](int tb, std::int64_t e) { return tables.entry(static_cast<std::size_t>(tb), e); }};
       in_scope->push_back(!scope || expr::evaluate(*scope, env) != 0);
+    }
+    if (real) {
+      bool inside = true;
+      for (std::size_t k = 0; real_extents && k < x.size(); ++k) inside = inside && x[k] < (*real_extents)[k];
+      real->push_back(inside);
     }
     std::size_t k = x.size();
     while (k-- > 0) {
@@ -46,20 +65,26 @@ inline Buffers tagged_storage(const layout::BoundLayout& b, const layout::BlockT
   return out;
 }
 
+// The same layouts bound with whole blocks (`whole_source`, `whole_target`: the slack of a partial last
+// block is held there), or nullptr: then there is no slack. The descriptors form's rules, which the
+// families checker follows: a byte written twice is ALIASED only from different source bytes; a slack byte
+// may be written with its own source slack byte where the scope holds, never required; any other write
+// to padding or out of scope is FRAME_VIOLATION.
 inline std::set<check::Verdict> simulate_families(const layout::BoundLayout& source, const layout::BoundLayout& target,
                                                   const check::FamilyPlan& plan, const layout::BlockTables& source_tables,
-                                                  const layout::BlockTables& target_tables) {
+                                                  const layout::BlockTables& target_tables,
+                                                  const layout::BoundLayout* whole_source = nullptr,
+                                                  const layout::BoundLayout* whole_target = nullptr) {
   std::set<check::Verdict> found;
   if (source.layout->dtype != target.layout->dtype) return {check::Verdict::ValueChange};
   const std::int64_t eb = target.element_bytes();
-  Buffers src = tagged_storage(source, source_tables);
-  std::vector<bool> in_scope;
-  Buffers expected = tagged_storage(target, target_tables, &in_scope, plan.scope);
-  Buffers written, count;
-  for (auto& [key, bytes] : expected) {
-    written[key].assign(bytes.size(), -2);
-    count[key].assign(bytes.size(), 0);
-  }
+  const bool whole = whole_source && whole_target;
+  Buffers src = tagged_storage(whole ? *whole_source : source, source_tables, nullptr, std::nullopt, true);
+  std::vector<bool> in_scope, real;
+  Buffers expected = tagged_storage(whole ? *whole_target : target, target_tables, &in_scope, plan.scope, false, &real,
+                                    &target.coord_extents);
+  Buffers written;
+  for (auto& [key, bytes] : expected) written[key].assign(bytes.size(), kUnwritten);
   for (const auto& f : plan.families) {
     std::vector<std::int64_t> v = f.first;
     bool empty = false;
@@ -77,8 +102,9 @@ inline std::set<check::Verdict> simulate_families(const layout::BoundLayout& sou
       } else {
         for (std::int64_t k = 0; k < m.bytes; ++k) {
           auto at = static_cast<std::size_t>(m.target_offset + k);
-          if (count[t->first][at]++ > 0) found.insert(check::Verdict::Aliased);
-          t->second[at] = s->second[static_cast<std::size_t>(m.source_offset + k)];
+          const std::int64_t v = s->second[static_cast<std::size_t>(m.source_offset + k)];
+          if (t->second[at] != kUnwritten && t->second[at] != v) found.insert(check::Verdict::Aliased);
+          t->second[at] = v;
         }
       }
       std::size_t i = v.size();
@@ -92,15 +118,18 @@ inline std::set<check::Verdict> simulate_families(const layout::BoundLayout& sou
   for (const auto& [key, want] : expected) {
     const auto& got = written[key];
     for (std::size_t b = 0; b < want.size(); ++b) {
-      const bool scoped = want[b] >= 0 && in_scope[static_cast<std::size_t>(want[b] / eb)];
-      if (got[b] == -2) {
-        if (scoped) found.insert(check::Verdict::Uncovered);
+      const auto position = static_cast<std::size_t>(want[b] >= 0 ? want[b] / eb : 0);
+      const bool scoped = want[b] >= 0 && in_scope[position];
+      const bool slack = want[b] >= 0 && !real[position];
+      if (got[b] == kUnwritten) {
+        if (scoped && !slack) found.insert(check::Verdict::Uncovered);
         continue;
       }
-      if (want[b] < 0) {
+      if (want[b] < 0 || (slack && (got[b] != want[b] || !scoped))) {
         found.insert(check::Verdict::FrameViolation);
         continue;
       }
+      if (slack) continue;  // its own slack byte, in scope: allowed
       if (got[b] != want[b]) found.insert(check::Verdict::WrongMapping);
       if (!scoped) found.insert(check::Verdict::FrameViolation);
     }

@@ -2,9 +2,12 @@
 // tests/data/check/plans (see its README.md).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "support/run_command.hpp"
+#include "support/temp_dir.hpp"
 
 using kvlayout::test::run_kvlayout;
 
@@ -53,4 +56,26 @@ TEST_CASE("plan check CLI: --help lists the forms and every verdict", "[check][p
   for (const char* word : {"descriptors", "slots", "families", "OK", "WRONG_MAPPING", "UNCOVERED", "ALIASED", "OUT_OF_BOUNDS",
                            "FRAME_VIOLATION", "VALUE_CHANGE", "UNKNOWN"})
     CHECK(r.out.find(word) != std::string::npos);
+}
+
+TEST_CASE("plan check CLI: unknown top-level members are ignored with a warning naming file and path", "[check][plan][cli]") {
+  kvlayout::test::TempDir dir;
+  for (const char* name : {"slots_block_ok.json", "per_block_ok.json"}) {
+    INFO(name);
+    std::ifstream slots_in(kPlans + name);
+    nlohmann::json extra = nlohmann::json::parse(slots_in);
+    extra["schema"] = "kvlayout-plan/1";
+    const auto r = run_kvlayout("plan check vllm-flash-nhd vllm-flashinfer-nhd --cache small --plan " +
+                                dir.write(std::string("extra-") + name, extra.dump()) + " --json");
+    CHECK(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["verdict"] == "OK");
+    CHECK(r.err.find(std::string("extra-") + name + ": /schema: ignoring an unknown top-level member") != std::string::npos);
+  }
+  std::ifstream in(kPlans + "per_block_ok.json");
+  nlohmann::json plan = nlohmann::json::parse(in);
+  // Inside an entry a typo is still bad input.
+  plan["source_regions"][0]["bse"] = 0;
+  const auto bad = run_kvlayout("plan check vllm-flash-nhd vllm-flashinfer-nhd --cache small --plan " + dir.write("typo.json", plan.dump()));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("/source_regions/0/bse") != std::string::npos);
 }
