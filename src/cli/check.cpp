@@ -102,10 +102,7 @@ int run_check(const std::vector<std::string>& argv) {
   const layout::Overrides overrides = overrides_from(args);
   const layout::BoundLayout real = bind_fitting(layout_from(catalog, pos[0]), cache, overrides);
   check::RefinementOptions options;
-  if (auto limit = args.value("limit-ms")) {
-    options.prove.limit_ms = parse_integer(*limit, "--limit-ms");
-    if (options.prove.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
-  }
+  options.prove.limit_ms = limit_ms_from(args, options.prove.limit_ms);
   options.prove.smt_dir = args.value("smt-dir");
   options.scope = args.value("scope");
   const bool json = args.has("json");

@@ -72,7 +72,7 @@ int run_emit(const std::vector<std::string>& argv) {
   spec::CacheShape cache = cache_from(catalog, args);
   if (auto code = gate_tensors(args, source, target_layout, cache, overrides_from(args), false)) return *code;
   prove::ProveOptions prove_options;
-  if (auto limit = args.value("limit-ms")) prove_options.limit_ms = parse_integer(*limit, "--limit-ms");
+  prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
   prove::Proof proof = prove::prove(source, target_layout, cache, prove_options, overrides_from(args));
   if (proof.grade == prove::Grade::Unknown) {
     std::cerr << "kvlayout emit: the proof of " << source->name << " -> " << target_layout->name

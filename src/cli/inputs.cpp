@@ -27,4 +27,12 @@ layout::Overrides overrides_from(const Arguments& args) {
   return out;
 }
 
+std::int64_t limit_ms_from(const Arguments& args, std::int64_t fallback) {
+  auto limit = args.value("limit-ms");
+  if (!limit) return fallback;
+  std::int64_t ms = parse_integer(*limit, "--limit-ms");
+  if (ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
+  return ms;
+}
+
 }  // namespace kvlayout::cli

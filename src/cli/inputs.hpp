@@ -15,5 +15,7 @@ spec::Catalog catalog_from(const Arguments& args);
 std::shared_ptr<const spec::Layout> layout_from(const spec::Catalog& catalog, const std::string& name_or_path);
 spec::CacheShape cache_from(const spec::Catalog& catalog, const Arguments& args);  // --cache, required
 layout::Overrides overrides_from(const Arguments& args);                          // --param NAME=VALUE ...
+// --limit-ms N: a positive number of milliseconds (else SpecError), or `fallback` when absent.
+std::int64_t limit_ms_from(const Arguments& args, std::int64_t fallback);
 
 }  // namespace kvlayout::cli

@@ -53,10 +53,7 @@ certificate::MatrixOptions matrix_options_from(const Arguments& args) {
     o.jobs = static_cast<int>(parse_integer(*j, "--jobs"));
     if (o.jobs < 1 || o.jobs > 256) throw spec::SpecError("", "", "--jobs " + *j, "a number of jobs from 1 to 256");
   }
-  if (auto limit = args.value("limit-ms")) {
-    o.prove.limit_ms = parse_integer(*limit, "--limit-ms");
-    if (o.prove.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
-  }
+  o.prove.limit_ms = limit_ms_from(args, o.prove.limit_ms);
   // Progress on a terminal only: one line, rewritten in place.
   if (isatty(STDERR_FILENO)) {
     o.progress = [](std::size_t done, std::size_t total) {

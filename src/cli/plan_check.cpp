@@ -1,8 +1,6 @@
 // kvlayout plan check: is a transfer plan a user wrote (descriptor lists, strided runs, slot maps, symbolic
 // families) the right move from SRC's tensors to DST's? The plan schema is specs/plans.md.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "check/plan_check.hpp"
 #include "cli/commands.hpp"
@@ -41,38 +39,6 @@ Exit: 0 OK; 1 any other verdict; 2 bad input; 3 UNKNOWN; 4 internal error.
 Verdicts:
 )";
 
-// Refuses nesting deeper than spec::kMaxJsonDepth before parsing (a deep document would overflow the stack).
-void check_depth(const std::string& text, const std::string& file) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > spec::kMaxJsonDepth)
-        throw spec::SpecError(file, "", "nesting deeper than " + std::to_string(spec::kMaxJsonDepth), "a plan of ordinary depth");
-    } else if (c == ']' || c == '}') --depth;
-  }
-}
-
-nlohmann::json read_plan(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw spec::SpecError(file, "", "a file that cannot be read", "a readable plan JSON file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  check_depth(text, file);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
-    throw spec::SpecError(file, "", std::string("invalid JSON: ") + e.what(), "a JSON plan");
-  }
-}
 
 std::string verdict_list() {
   std::string out;
@@ -102,10 +68,7 @@ int run_plan_check(const std::vector<std::string>& argv) {
   auto target = layout_from(catalog, args.positional()[1]);
   spec::CacheShape cache = cache_from(catalog, args);
   prove::ProveOptions options;
-  if (auto limit = args.value("limit-ms")) {
-    options.limit_ms = parse_integer(*limit, "--limit-ms");
-    if (options.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
-  }
+  options.limit_ms = limit_ms_from(args, options.limit_ms);
   const layout::Overrides overrides = overrides_from(args);
   const layout::BoundLayout s = layout::bind(source, cache, overrides);
   const layout::BoundLayout t = layout::bind(target, cache, overrides);
@@ -114,7 +77,7 @@ int run_plan_check(const std::vector<std::string>& argv) {
       throw spec::SpecError(b->layout->file, b->misfits[0].path, b->layout->name + " does not fit cache shape " + cache.name + ": " +
                                                                    b->misfits[0].what,
                             "layouts that fit the cache shape (see kvlayout prove)");
-  const nlohmann::json plan = read_plan(*plan_file);
+  const nlohmann::json plan = spec::read_plain_json_file(*plan_file);
   const check::CheckResult r = check::check_plan(s, t, plan, *plan_file, options);
   if (args.has("json")) std::cout << check::to_json(r).dump(2) << "\n";
   else std::cout << check::format_text(r, "plan check " + source->name + " -> " + target->name);

@@ -72,7 +72,7 @@ int run_plan_emit(const std::vector<std::string>& argv) {
   auto target = layout_from(catalog, args.positional()[1]);
   spec::CacheShape cache = cache_from(catalog, args);
   prove::ProveOptions prove_options;
-  if (auto limit = args.value("limit-ms")) prove_options.limit_ms = parse_integer(*limit, "--limit-ms");
+  prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
   prove::Proof proof = prove::prove(source, target, cache, prove_options, overrides_from(args));
   if (proof.grade == prove::Grade::Unknown) {
     std::cerr << "kvlayout plan emit: the proof of " << source->name << " -> " << target->name

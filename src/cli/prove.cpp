@@ -70,10 +70,7 @@ int run_prove(const std::vector<std::string>& argv) {
   auto target = layout_from(catalog, args.positional()[1]);
   spec::CacheShape cache = cache_from(catalog, args);
   prove::ProveOptions options;
-  if (auto limit = args.value("limit-ms")) {
-    options.limit_ms = parse_integer(*limit, "--limit-ms");
-    if (options.limit_ms < 1) throw spec::SpecError("", "", "--limit-ms " + *limit, "a positive number of milliseconds");
-  }
+  options.limit_ms = limit_ms_from(args, options.limit_ms);
   options.smt_dir = args.value("smt-dir");
   if (auto code = gate_tensors(args, source, target, cache, overrides_from(args), args.has("json"))) return *code;
   prove::Proof proof = prove::prove(source, target, cache, options, overrides_from(args));

@@ -94,7 +94,8 @@ struct TooDeep {};
 
 }  // namespace
 
-Json read_json_file(const std::string& file) {
+template <class Document>
+Document parse_json_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw SpecError(file, "", "a file that cannot be read", "a readable JSON file");
   std::stringstream buffer;
@@ -102,21 +103,21 @@ Json read_json_file(const std::string& file) {
   std::string text = buffer.str();
   // The depth is checked while parsing, before a deep value exists: nlohmann copies nested values
   // recursively (an ordered object's members are copied when it grows), which would overflow the stack.
-  auto limit_depth = [](int depth, Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+  auto limit_depth = [](int depth, typename Document::parse_event_t event, Document&) {
+    if ((event == Document::parse_event_t::object_start || event == Document::parse_event_t::array_start) &&
         depth >= kMaxJsonDepth)
       throw TooDeep{};
     return true;
   };
   try {
-    return Json::parse(text, limit_depth);
+    return Document::parse(text, limit_depth);
   } catch (const TooDeep&) {
     DeepPoint at = find_deep_point(text, kMaxJsonDepth);
     throw SpecError(file, at.pointer.empty() ? "/" : at.pointer,
                     "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects (at line " +
                         std::to_string(at.line) + " column " + std::to_string(at.column) + ")",
                     "a declaration nested at most " + std::to_string(kMaxJsonDepth) + " levels deep");
-  } catch (const Json::parse_error& e) {
+  } catch (const typename Document::parse_error& e) {
     // Turn nlohmann's byte offset into a line and column a user can jump to.
     std::size_t line = 1, column = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -128,7 +129,7 @@ Json read_json_file(const std::string& file) {
     throw SpecError(file, "", "malformed JSON at line " + std::to_string(line) + " column " +
                                   std::to_string(column) + " (" + detail + ")",
                     "a valid JSON document");
-  } catch (const Json::exception& e) {
+  } catch (const typename Document::exception& e) {
     // The parser throws out_of_range, not parse_error, for a number beyond a double (227e0470): found by
     // the spec fuzzer. Any other failure of the parser is malformed input too.
     std::string what = e.what();
@@ -137,6 +138,10 @@ Json read_json_file(const std::string& file) {
                     "a valid JSON document with numbers a double can hold");
   }
 }
+
+Json read_json_file(const std::string& file) { return parse_json_file<Json>(file); }
+
+nlohmann::json read_plain_json_file(const std::string& file) { return parse_json_file<nlohmann::json>(file); }
 
 JsonNode::JsonNode(const Json& value, std::string file, std::string path)
     : value_(&value), file_(std::move(file)), path_(std::move(path)) {}

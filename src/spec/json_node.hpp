@@ -20,6 +20,9 @@ inline constexpr int kMaxJsonDepth = 64;
 // Reads and parses a JSON file; a syntax error is reported with its line and column, nesting deeper than
 // kMaxJsonDepth with the JSON pointer of the container that goes too deep.
 Json read_json_file(const std::string& file);
+// The same, into an unordered document (plans and tensor dumps, where member order carries no meaning and
+// a million-entry document parses faster).
+nlohmann::json read_plain_json_file(const std::string& file);
 
 class JsonNode {
  public:
