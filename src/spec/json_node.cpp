@@ -116,7 +116,7 @@ Document parse_json_file(const std::string& file) {
     throw SpecError(file, at.pointer.empty() ? "/" : at.pointer,
                     "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects (at line " +
                         std::to_string(at.line) + " column " + std::to_string(at.column) + ")",
-                    "a declaration nested at most " + std::to_string(kMaxJsonDepth) + " levels deep");
+                    "a document nested at most " + std::to_string(kMaxJsonDepth) + " levels deep");
   } catch (const typename Document::parse_error& e) {
     // Turn nlohmann's byte offset into a line and column a user can jump to.
     std::size_t line = 1, column = 1;
