@@ -36,15 +36,16 @@ echo "fuzz: built in $((SECONDS - build_start)) s"
 # repository is never written to.
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvlayout-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/corpus/{expr_parse,spec_load,prove} "$work/tmp"
+mkdir -p "$work"/corpus/{expr_parse,spec_load,prove,check_input} "$work/tmp"
 python3 fuzz/expr_seeds.py specs "$work/corpus/expr_parse" >/dev/null
 cp specs/engines/*.json specs/controls/*.json specs/caches/*.json "$work/corpus/spec_load/"
 cp specs/engines/*.json specs/controls/*.json "$work/corpus/prove/"
+python3 fuzz/check_seeds.py . "$work/corpus/check_input" >/dev/null
 
 # A UBSan report already aborts (-fno-sanitize-recover); ask for its stack too.
 export UBSAN_OPTIONS=print_stacktrace=1
 failed=()
-for harness in expr_parse spec_load prove; do
+for harness in expr_parse spec_load prove check_input; do
   artifacts=build-fuzz/artifacts/$harness
   log=build-fuzz/logs/$harness.log
   rm -rf "$artifacts" && mkdir -p "$artifacts" "$(dirname "$log")"  # this run's findings only

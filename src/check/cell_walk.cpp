@@ -2,8 +2,10 @@
 #include "check/cell_walk.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
+#include "expr/arithmetic.hpp"
 #include "expr/evaluate.hpp"
 #include "layout/address.hpp"
 #include "spec/error.hpp"
@@ -48,7 +50,8 @@ std::vector<std::int64_t> coords_of(const emit::Cell& cell, const std::vector<st
   std::vector<std::int64_t> coord;
   for (const auto& cc : cell.coords) {
     std::int64_t v = cc.lo;
-    for (int m : cc.modes) v += cell.modes[static_cast<std::size_t>(m)].weight * vals[static_cast<std::size_t>(m)];
+    for (int m : cc.modes)
+      v = expr::checked_add(v, expr::checked_mul(cell.modes[static_cast<std::size_t>(m)].weight, vals[static_cast<std::size_t>(m)]));
     coord.push_back(v);
   }
   return coord;
@@ -57,18 +60,26 @@ std::vector<std::int64_t> coords_of(const emit::Cell& cell, const std::vector<st
 SidePoint side_point(const emit::SideForm& f, const std::vector<std::int64_t>& vals, const std::vector<std::int64_t>& coord,
                      const layout::BoundLayout& b, const layout::BlockTables& tables) {
   SidePoint p;
-  p.element = f.constant;
-  for (std::size_t m = 0; m < f.stride.size(); ++m) p.element += f.stride[m] * vals[m];
-  if (!f.atoms.empty()) {
-    expr::Environment env{vals, [&](int table, std::int64_t entry) -> std::int64_t {
-                            const auto& t = b.tables[static_cast<std::size_t>(table)];
-                            if (entry < 0 || entry >= t.length)
-                              throw spec::SpecError(b.layout->file, "", t.name + "[" + std::to_string(entry) + "] at " +
-                                                                            layout::format_coordinate(b, coord),
-                                                    "a layout whose table reads stay inside the table (see prove's in-bounds)");
-                            return tables.entry(static_cast<std::size_t>(table), entry);
-                          }};
-    for (const emit::Atom& a : f.atoms) p.element += a.coef * expr::evaluate(a.e, env);
+  expr::Environment env{vals, [&](int table, std::int64_t entry) -> std::int64_t {
+                          const auto& t = b.tables[static_cast<std::size_t>(table)];
+                          if (entry < 0 || entry >= t.length)
+                            throw spec::SpecError(b.layout->file, "", t.name + "[" + std::to_string(entry) + "] at " +
+                                                                          layout::format_coordinate(b, coord),
+                                                  "a layout whose table reads stay inside the table (see prove's in-bounds)");
+                          return tables.entry(static_cast<std::size_t>(table), entry);
+                        }};
+  // Checked like every offset (the wrap-around lesson): a walk past the cell (the slack of a partial block)
+  // is not covered by bind's span checks. Overflow is reported, never wrapped.
+  try {
+    p.element = f.constant;
+    for (std::size_t m = 0; m < f.stride.size(); ++m)
+      p.element = expr::checked_add(p.element, expr::checked_mul(f.stride[m], vals[m]));
+    for (const emit::Atom& a : f.atoms)
+      p.element = expr::checked_add(p.element, expr::checked_mul(a.coef, expr::evaluate(a.e, env)));
+  } catch (const expr::ArithmeticError& e) {
+    throw spec::SpecError(b.layout->file, "", "an element offset that fails (" + std::string(e.what()) + ") at " +
+                                                  layout::format_coordinate(b, coord),
+                          "offsets that fit in 64 bits (see prove's defined and in-bounds)");
   }
   if (f.instance_coord >= 0) p.instance = coord[static_cast<std::size_t>(f.instance_coord)];
   return p;
@@ -76,6 +87,7 @@ SidePoint side_point(const emit::SideForm& f, const std::vector<std::int64_t>& v
 
 bool fits(const SidePoint& p, std::int64_t first, std::int64_t elements, const emit::SideForm& f, const layout::BoundLayout& b) {
   const auto& t = b.tensors[static_cast<std::size_t>(f.tensor)];
+  if (first > 0 && p.element > std::numeric_limits<std::int64_t>::max() - first) return false;
   const std::int64_t e = p.element + first;
   return p.instance >= 0 && p.instance < t.instances && e >= 0 && e <= t.size - elements;
 }
@@ -83,7 +95,7 @@ bool fits(const SidePoint& p, std::int64_t first, std::int64_t elements, const e
 std::int64_t line_byte(const SidePoint& p, std::int64_t first, std::int64_t elements, const emit::SideForm& f,
                        const layout::BoundLayout& b, const StorageLine& line, const std::vector<std::int64_t>& coord) {
   const auto& t = b.tensors[static_cast<std::size_t>(f.tensor)];
-  const std::int64_t e = p.element + first;
+  const std::int64_t e = first > 0 && p.element > std::numeric_limits<std::int64_t>::max() - first ? -1 : p.element + first;
   if (p.instance < 0 || p.instance >= t.instances || e < 0 || e > t.size - elements)
     throw spec::SpecError(b.layout->file, t.path, layout::format_coordinate(b, coord) + " placed outside " + t.name,
                           "a layout that places every held position inside its tensor (see prove's in-bounds)");
