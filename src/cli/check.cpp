@@ -56,17 +56,6 @@ std::string verdict_list() {
   return out;
 }
 
-// @post fits (a layout that does not fit the cache shape is bad input here: there is nothing to check).
-layout::BoundLayout bind_fitting(std::shared_ptr<const spec::Layout> l, const spec::CacheShape& cache,
-                                 const layout::Overrides& overrides) {
-  layout::BoundLayout b = layout::bind(std::move(l), cache, overrides);
-  if (!b.fits())
-    throw spec::SpecError(b.layout->file, b.misfits.front().path, b.layout->name + " on " + cache.name + ": " +
-                                                                     b.misfits.front().what,
-                          "a layout that fits the cache shape");
-  return b;
-}
-
 int report(const check::CheckResult& r, const std::string& title, bool json) {
   if (json) std::cout << check::to_json(r).dump(2) << "\n";
   else std::cout << check::format_text(r, title);

@@ -66,10 +66,7 @@ int run_emit(const std::vector<std::string>& argv) {
   options.naive = args.has("naive");
   if (options.naive && options.target == emit::Target::Cuda)
     throw spec::SpecError("", "--naive", "--naive with --target cuda", "--naive with --target cpu");
-  spec::Catalog catalog = catalog_from(args);
-  auto source = layout_from(catalog, args.positional()[0]);
-  auto target_layout = layout_from(catalog, args.positional()[1]);
-  spec::CacheShape cache = cache_from(catalog, args);
+  auto [source, target_layout, cache] = pair_from(catalog_from(args), args);
   if (auto code = gate_tensors(args, source, target_layout, cache, overrides_from(args), false)) return *code;
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);

@@ -27,6 +27,24 @@ layout::Overrides overrides_from(const Arguments& args) {
   return out;
 }
 
+LayoutPair pair_from(const spec::Catalog& catalog, const Arguments& args) {
+  LayoutPair out;
+  out.source = layout_from(catalog, args.positional().at(0));
+  out.target = layout_from(catalog, args.positional().at(1));
+  out.cache = cache_from(catalog, args);
+  return out;
+}
+
+layout::BoundLayout bind_fitting(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& cache,
+                                 const layout::Overrides& overrides) {
+  layout::BoundLayout b = layout::bind(std::move(layout), cache, overrides);
+  if (!b.fits())
+    throw spec::SpecError(b.layout->file, b.misfits.front().path, b.layout->name + " on " + cache.name + ": " +
+                                                                     b.misfits.front().what,
+                          "a layout that fits the cache shape");
+  return b;
+}
+
 std::int64_t limit_ms_from(const Arguments& args, std::int64_t fallback) {
   auto limit = args.value("limit-ms");
   if (!limit) return fallback;

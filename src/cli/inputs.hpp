@@ -15,6 +15,16 @@ spec::Catalog catalog_from(const Arguments& args);
 std::shared_ptr<const spec::Layout> layout_from(const spec::Catalog& catalog, const std::string& name_or_path);
 spec::CacheShape cache_from(const spec::Catalog& catalog, const Arguments& args);  // --cache, required
 layout::Overrides overrides_from(const Arguments& args);                          // --param NAME=VALUE ...
+// SRC DST (the two positional arguments, already counted by the caller) and --cache, as every pair
+// command reads them.
+struct LayoutPair {
+  std::shared_ptr<const spec::Layout> source, target;
+  spec::CacheShape cache;
+};
+LayoutPair pair_from(const spec::Catalog& catalog, const Arguments& args);
+// @post fits: a layout that does not fit the cache shape is bad input for a command with nothing to grade.
+layout::BoundLayout bind_fitting(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& cache,
+                                 const layout::Overrides& overrides);
 // --limit-ms N: a positive number of milliseconds (else SpecError), or `fallback` when absent.
 std::int64_t limit_ms_from(const Arguments& args, std::int64_t fallback);
 

@@ -63,20 +63,12 @@ int run_plan_check(const std::vector<std::string>& argv) {
                           "kvlayout plan check SRC DST --cache CACHE --plan PLAN.json");
   const auto plan_file = args.value("plan");
   if (!plan_file) throw spec::SpecError("", "--plan", "nothing", "--plan PLAN.json");
-  spec::Catalog catalog = catalog_from(args);
-  auto source = layout_from(catalog, args.positional()[0]);
-  auto target = layout_from(catalog, args.positional()[1]);
-  spec::CacheShape cache = cache_from(catalog, args);
+  auto [source, target, cache] = pair_from(catalog_from(args), args);
   prove::ProveOptions options;
   options.limit_ms = limit_ms_from(args, options.limit_ms);
   const layout::Overrides overrides = overrides_from(args);
-  const layout::BoundLayout s = layout::bind(source, cache, overrides);
-  const layout::BoundLayout t = layout::bind(target, cache, overrides);
-  for (const auto* b : {&s, &t})
-    if (!b->fits())
-      throw spec::SpecError(b->layout->file, b->misfits[0].path, b->layout->name + " does not fit cache shape " + cache.name + ": " +
-                                                                   b->misfits[0].what,
-                            "layouts that fit the cache shape (see kvlayout prove)");
+  const layout::BoundLayout s = bind_fitting(source, cache, overrides);
+  const layout::BoundLayout t = bind_fitting(target, cache, overrides);
   const nlohmann::json plan = spec::read_plain_json_file(*plan_file);
   const check::CheckResult r = check::check_plan(s, t, plan, *plan_file, options);
   if (args.has("json")) std::cout << check::to_json(r).dump(2) << "\n";

@@ -67,10 +67,7 @@ int run_plan_emit(const std::vector<std::string>& argv) {
   else if (format == "descriptors") options.format = check::PlanFormat::Descriptors;
   else throw spec::SpecError("", "--format", "\"" + format + "\"", "families, runs or descriptors");
   options.scope = args.value("scope");
-  spec::Catalog catalog = catalog_from(args);
-  auto source = layout_from(catalog, args.positional()[0]);
-  auto target = layout_from(catalog, args.positional()[1]);
-  spec::CacheShape cache = cache_from(catalog, args);
+  auto [source, target, cache] = pair_from(catalog_from(args), args);
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
   prove::Proof proof = prove::prove(source, target, cache, prove_options, overrides_from(args));

@@ -65,10 +65,7 @@ int run_prove(const std::vector<std::string>& argv) {
   if (args.positional().size() != 2)
     throw spec::SpecError("", "", std::to_string(args.positional().size()) + " layout argument(s)",
                           "kvlayout prove SRC DST --cache CACHE");
-  spec::Catalog catalog = catalog_from(args);
-  auto source = layout_from(catalog, args.positional()[0]);
-  auto target = layout_from(catalog, args.positional()[1]);
-  spec::CacheShape cache = cache_from(catalog, args);
+  auto [source, target, cache] = pair_from(catalog_from(args), args);
   prove::ProveOptions options;
   options.limit_ms = limit_ms_from(args, options.limit_ms);
   options.smt_dir = args.value("smt-dir");
