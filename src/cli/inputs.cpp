@@ -27,6 +27,28 @@ layout::Overrides overrides_from(const Arguments& args) {
   return out;
 }
 
+std::map<std::string, std::int64_t> side_params_from(const Arguments& args, const std::string& flag) {
+  std::map<std::string, std::int64_t> out;
+  for (const std::string& p : args.values(flag)) {
+    auto [name, value] = split_assignment(p, "--" + flag);
+    out[name] = parse_integer(value, "--" + flag + " " + name);
+  }
+  return out;
+}
+
+std::optional<GroupPair> groups_from(LayoutPair& pair, const Arguments& args) {
+  auto source_params = side_params_from(args, "source-param");
+  auto target_params = side_params_from(args, "target-param");
+  if (!spec::is_family(*pair.source) && !spec::is_family(*pair.target)) {
+    if (!source_params.empty()) pair.source = spec::with_params(*pair.source, source_params, pair.source->name);
+    if (!target_params.empty()) pair.target = spec::with_params(*pair.target, target_params, pair.target->name);
+    return std::nullopt;
+  }
+  layout::Overrides overrides = overrides_from(args);
+  return GroupPair{layout::expand_group(pair.source, pair.cache, source_params, overrides),
+                   layout::expand_group(pair.target, pair.cache, target_params, overrides)};
+}
+
 LayoutPair pair_from(const spec::Catalog& catalog, const Arguments& args) {
   LayoutPair out;
   out.source = layout_from(catalog, args.positional().at(0));

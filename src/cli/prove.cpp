@@ -5,6 +5,7 @@
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
 #include "cli/tensors_gate.hpp"
+#include "prove/group_report.hpp"
 #include "prove/obligation_registry.hpp"
 #include "prove/report.hpp"
 #include "spec/error.hpp"
@@ -13,7 +14,8 @@ namespace kvlayout::cli {
 namespace {
 
 const char* kHelp = R"(usage: kvlayout prove SRC DST --cache CACHE [--specs DIR] [--json] [--limit-ms N]
-                      [--smt-dir DIR] [--param NAME=VALUE] [--tensors DUMP] [--target-tensors DUMP]
+                      [--smt-dir DIR] [--param NAME=VALUE] [--source-param NAME=VALUE]
+                      [--target-param NAME=VALUE] [--tensors DUMP] [--target-tensors DUMP]
 
 Proves, or refutes with a counterexample, that moving a KV cache from layout SRC to layout DST is exact,
 over the whole index space of the cache shape (block tables as arbitrary injective maps; nothing is
@@ -29,6 +31,14 @@ enumerated). The obligations, in order, are listed below; the grade is the worst
   --limit-ms N        limit per solver query (default 5000); a limit reached is UNKNOWN
   --smt-dir DIR       write every solver query as SMT-LIB2 (replay with the z3 command)
   --param NAME=VALUE  override a layout or cache-shape parameter on both sides
+  --source-param NAME=VALUE, --target-param NAME=VALUE
+                      bind a layout parameter of one side only (e.g. tp_size=1 -> tp_size=2)
+
+Rank families (a declaration with "ranks", e.g. vllm-flash-nhd-tp): when SRC or DST is one, the move is
+between groups (TP 1 -> 2, 4 -> 2, replicated heads, PP stages; a plain layout is a group of one). Each
+instance is proven on its own, covers/carries range over the groups' union, and the assignment (which
+source rank feeds which target rank, by heads and layers) is proven piece by piece and printed; --json
+adds "assignment": [{"target_rank", "source_rank", "heads": [first, end], "layers": [first, end]}].
   --json              print the proof as JSON (and a geometry mismatch as the check JSON)
   --tensors DUMP      first check SRC's declaration against the real tensors in DUMP (written by
                       scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH and exits 1, unproved
@@ -57,7 +67,8 @@ std::string obligation_list() {
 
 int run_prove(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"json", false}, {"limit-ms", true}, {"smt-dir", true},
-                        {"param", true, true}, {"tensors", true}, {"target-tensors", true}});
+                        {"param", true, true}, {"source-param", true, true},
+                        {"target-param", true, true}, {"tensors", true}, {"target-tensors", true}});
   if (args.help()) {
     std::cout << kHelp << obligation_list();
     return kOk;
@@ -65,15 +76,25 @@ int run_prove(const std::vector<std::string>& argv) {
   if (args.positional().size() != 2)
     throw spec::SpecError("", "", std::to_string(args.positional().size()) + " layout argument(s)",
                           "kvlayout prove SRC DST --cache CACHE");
-  auto [source, target, cache] = pair_from(catalog_from(args), args);
+  LayoutPair pair = pair_from(catalog_from(args), args);
+  const spec::CacheShape& cache = pair.cache;
   prove::ProveOptions options;
   options.limit_ms = limit_ms_from(args, options.limit_ms);
   options.smt_dir = args.value("smt-dir");
-  if (auto code = gate_tensors(args, source, target, cache, overrides_from(args), args.has("json"))) return *code;
-  prove::Proof proof = prove::prove(source, target, cache, options, overrides_from(args));
-  if (args.has("json")) std::cout << prove::to_json(proof).dump(2) << "\n";
-  else std::cout << prove::format_text(proof);
-  switch (proof.grade) {
+  if (auto code = gate_tensors(args, pair.source, pair.target, cache, overrides_from(args), args.has("json"))) return *code;
+  prove::Grade grade;
+  if (auto groups = groups_from(pair, args)) {
+    prove::GroupProof g = prove::prove_group(groups->source, groups->target, cache, options, overrides_from(args));
+    if (args.has("json")) std::cout << prove::group_to_json(g).dump(2) << "\n";
+    else std::cout << prove::format_group_text(g);
+    grade = g.proof.grade;
+  } else {
+    prove::Proof proof = prove::prove(pair.source, pair.target, cache, options, overrides_from(args));
+    if (args.has("json")) std::cout << prove::to_json(proof).dump(2) << "\n";
+    else std::cout << prove::format_text(proof);
+    grade = proof.grade;
+  }
+  switch (grade) {
     case prove::Grade::ExactByte:
     case prove::Grade::ExactToken: return kOk;
     case prove::Grade::Unknown: return kUnknown;

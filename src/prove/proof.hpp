@@ -27,6 +27,9 @@ struct Proof {
   std::string unblocked_by;  // empty for exact grades
   std::vector<ObligationResult> preconditions;  // defined(source), defined(target): see obligation_registry.hpp
   std::vector<ObligationResult> obligations;
+  // A group proof's (prove/group.hpp): the instance each obligation is about ("target rank 1", "target
+  // rank 1 <- source rank 0", "group"), parallel to obligations; empty for a pair.
+  std::vector<std::string> instances;
   std::vector<SkippedObligation> skipped;
   std::optional<std::int64_t> source_positions;
   std::optional<std::int64_t> target_positions;

@@ -16,6 +16,13 @@ std::string fixed(double ms) {
 
 std::string label(const ObligationResult& r) { return r.name + "(" + side_name(r.side) + ")"; }
 
+// A group proof's instance label for an obligation of p (empty for a pair proof or a precondition).
+std::string instance_of(const Proof& p, const ObligationResult& r) {
+  for (std::size_t i = 0; i < p.obligations.size() && i < p.instances.size(); ++i)
+    if (&p.obligations[i] == &r) return p.instances[i];
+  return "";
+}
+
 spec::Json location_json(const layout::BoundLayout& bound, const std::optional<layout::Location>& loc) {
   if (!loc) return nullptr;
   if (loc->placement == layout::Placement::NotHeld) return spec::Json{{"held", false}};
@@ -137,9 +144,10 @@ std::string format_text(const Proof& p) {
   out << "\n  obligations (" << p.queries << " solver queries, " << fixed(p.ms) << " ms):\n";
   for (const ObligationResult* each : all) {
     const ObligationResult& r = *each;
-    char line[256];
-    std::snprintf(line, sizeof line, "    %-18s %-8s %8s ms  %s", label(r).c_str(), status_name(r.status).c_str(),
-                  fixed(r.ms).c_str(), r.method.c_str());
+    char line[512];
+    std::string instance = instance_of(p, r);
+    std::snprintf(line, sizeof line, "    %-18s %-8s %8s ms  %s%s", label(r).c_str(), status_name(r.status).c_str(),
+                  fixed(r.ms).c_str(), r.method.c_str(), instance.empty() ? "" : ("  [" + instance + "]").c_str());
     out << line << "\n";
   }
   for (const auto& s : p.skipped) out << "    " << s.name << "(" << side_name(s.side) << ") skipped: " << s.because << "\n";
@@ -160,6 +168,7 @@ spec::Json to_json(const Proof& p) {
       spec::Json o = {{"name", r.name}, {"side", side_name(r.side)}, {"status", status_name(r.status)}, {"ms", r.ms},
                       {"method", r.method}, {"detail", r.detail}};
       if (r.status != Status::Proved) o["reason"] = info(r.reason).code;
+      if (!p.instances.empty() && &list == &p.obligations) o["instance"] = instance_of(p, r);
       o["counterexample"] = counterexample_json(p, r);
       out.push_back(o);
     }

@@ -1,6 +1,8 @@
 #pragma once
 // A layout as declared in specs/*.json: everything the engine's code says, before any cache shape binds it.
 // See specs/README.md for the language; binding to a cache shape is in src/layout/.
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,10 +47,13 @@ struct ViewDecl {
 };
 
 // A tensor (one allocation per instance). Instances: one per value of the coordinate `per`, or one.
+// With `per_range` [FIRST, END) only the values in that range have an instance (a pipeline-parallel
+// stage's layers): END - FIRST instances, a position's instance being coord(per) - FIRST.
 struct TensorDecl {
   std::string name;
   std::string path;
   std::string per;                   // a coordinate name, or empty
+  std::optional<SourceExpr> per_first, per_end;  // "per_range": [FIRST, END] over sizes; only with `per`
   std::vector<SourceExpr> shape;     // allocation shape of a tensor with several views; may be empty
   std::optional<SourceExpr> size;    // explicit allocation size in elements
   std::vector<ViewDecl> views;       // at least one
@@ -60,6 +65,14 @@ struct ScaleDecl {
   DType dtype = DType::fp32;
   std::vector<std::string> per;
   std::string note;
+};
+
+// A rank axis of a family: the parameter `rank` takes every value in [0, size), `size` being another
+// parameter (e.g. tp_rank over tp_size). Each value is one instance of the family.
+struct RankAxis {
+  std::string rank;
+  std::string size;
+  std::string path;  // JSON pointer of the member
 };
 
 struct Layout {
@@ -77,7 +90,21 @@ struct Layout {
   std::vector<TableDecl> tables;
   std::optional<SourceExpr> holds;   // the layout's domain, ANDed with each view's
   std::vector<TensorDecl> tensors;
+  // Non-empty: a rank family (one instance per combination of rank values, in this order, the last
+  // varying fastest); see layout/rank_group.hpp. Each instance is this declaration with the rank
+  // parameters bound, its ownership rule what `holds` says.
+  std::vector<RankAxis> ranks;
+  // A thin declaration (`"instance_of"`): the family it binds, whose file lies beside this one.
+  std::string instance_of;
 };
+
+bool is_family(const Layout& layout);
+
+// The declaration with each named parameter's default replaced by an integer literal, renamed `name`.
+// Rank axes whose rank parameter is bound are dropped (a family with every rank bound is one instance).
+// @pre every name in `values` is a parameter of `layout`; throws SpecError naming the first that is not.
+std::shared_ptr<const Layout> with_params(const Layout& layout, const std::map<std::string, std::int64_t>& values,
+                                          const std::string& name);
 
 // Parses, validates names and types, and checks the parameter definitions are acyclic.
 // @post the result refers only to names it declares or to cache_parameter_names(); throws SpecError.

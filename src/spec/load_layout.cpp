@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "spec/cache_shape.hpp"
 #include "spec/error.hpp"
@@ -114,9 +115,17 @@ TensorDecl load_tensor(const JsonNode& node) {
   t.name = node.at("name", "the tensor's name").name("a non-empty string");
   // Absent means one instance; an empty string is not a way of saying so.
   if (auto p = node.find("per")) t.per = p->name("the coordinate with one tensor per value, e.g. \"layer\"");
+  // "per_range": [FIRST, END]: instances only for the per coordinate's values in [FIRST, END).
+  if (auto r = node.find("per_range")) {
+    if (t.per.empty()) r->fail("\"per_range\" without \"per\"", "\"per\" naming the coordinate the range is over");
+    auto bounds = r->items("[FIRST, END], two integer expressions");
+    if (bounds.size() != 2) r->fail(describe(r->value()), "[FIRST, END], two integer expressions");
+    t.per_first = bounds[0].expression("the first value of the per coordinate with an instance");
+    t.per_end = bounds[1].expression("one past the last value of the per coordinate with an instance");
+  }
   if (auto s = node.find("size")) t.size = s->expression("the allocation size in elements");
   if (auto views = node.find("views")) {
-    node.allow_only({"name", "per", "shape", "size", "views"});
+    node.allow_only({"name", "per", "per_range", "shape", "size", "views"});
     if (auto s = node.find("shape")) t.shape = load_expressions(*s, "extent expressions");
     if (t.shape.empty() && !t.size)
       node.fail("\"views\" without \"shape\" or \"size\"", "the allocation's \"shape\" or \"size\"");
@@ -126,7 +135,7 @@ TensorDecl load_tensor(const JsonNode& node) {
     }
     if (t.views.empty()) views->fail("no views", "at least one view");
   } else {
-    node.allow_only({"name", "per", "size", "holds", "offset", "shape", "index", "stride_order", "strides"});
+    node.allow_only({"name", "per", "per_range", "size", "holds", "offset", "shape", "index", "stride_order", "strides"});
     t.views.push_back(load_view(node, t.name));
   }
   return t;
@@ -171,6 +180,64 @@ ScaleDecl load_scale(const JsonNode& node, const Content& content) {
   return s;
 }
 
+// "ranks": {"tp_rank": "tp_size", ...}: each member a rank parameter over a size parameter, both declared.
+std::vector<RankAxis> load_ranks(const JsonNode& node, const std::vector<std::string>& param_names) {
+  std::vector<RankAxis> out;
+  std::vector<std::string> used;
+  auto members = node.members();
+  if (members.empty()) node.fail("no rank axes", "{\"tp_rank\": \"tp_size\"} and/or {\"pp_rank\": \"pp_size\"}");
+  for (auto& [rank, size_node] : members) {
+    std::string size = size_node.name("the parameter giving the number of ranks, e.g. \"tp_size\"");
+    for (const std::string& p : {rank, size}) {
+      if (!contains(param_names, p))
+        size_node.fail("\"" + p + "\", which is not a parameter", "a parameter declared in \"params\" (with its default)");
+      if (contains(used, p)) size_node.fail("\"" + p + "\" in two rank axes", "each rank and size parameter once");
+      used.push_back(p);
+    }
+    if (rank == size) size_node.fail("a rank over itself", "a rank parameter over a different size parameter");
+    out.push_back(RankAxis{rank, size, size_node.path()});
+  }
+  return out;
+}
+
+// A thin declaration: {"name", "instance_of": FAMILY, "bind": {param: integer, ...}, "description"?,
+// "engine"?, "notes"?}. The family is read from the same directory; every rank parameter must be bound.
+std::shared_ptr<const Layout> load_instance(const JsonNode& root, const std::string& file) {
+  root.allow_only({"name", "engine", "description", "notes", "instance_of", "bind"});
+  std::string name = root.at("name", "the layout's name").name("the file's stem, a non-empty string");
+  std::string stem = std::filesystem::path(file).stem().string();
+  if (name != stem) root.at("name", "").fail("the name \"" + name + "\"", "the file's stem \"" + stem + "\"");
+  JsonNode of = root.at("instance_of", "the family this declaration binds");
+  std::string family_name = of.name("the name of a rank family in the same directory");
+  if (family_name == stem) of.fail("the declaration itself", "another declaration, a rank family");
+  std::filesystem::path family_file = std::filesystem::path(file).parent_path() / (family_name + ".json");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(family_file, ec))
+    of.fail("\"" + family_name + "\", with no " + family_file.string(), "a rank family's file beside this one");
+  Json family_doc = read_json_file(family_file.string());
+  if (JsonNode(family_doc, family_file.string(), "").find("instance_of"))
+    of.fail("\"" + family_name + "\", itself a thin declaration", "a rank family (a declaration with \"ranks\")");
+  std::shared_ptr<const Layout> family = load_layout(family_file.string());
+  if (!is_family(*family)) of.fail("\"" + family_name + "\", which has no \"ranks\"", "a rank family");
+  std::map<std::string, std::int64_t> values;
+  JsonNode bind = root.at("bind", "the parameters this instance binds, e.g. {\"tp_size\": 2, \"tp_rank\": 0}");
+  for (auto& [param, node] : bind.members()) {
+    bool declared = false;
+    for (const auto& p : family->params) declared = declared || p.name == param;
+    if (!declared) node.fail("\"" + param + "\", not a parameter of " + family_name, "a parameter of the family");
+    values[param] = node.integer("an integer");
+  }
+  for (const auto& axis : family->ranks)
+    if (!values.count(axis.rank))
+      bind.fail("no value for the rank parameter \"" + axis.rank + "\"", "every rank parameter of " + family_name + " bound");
+  auto instance = std::make_shared<Layout>(*with_params(*family, values, name));
+  instance->file = file;
+  instance->instance_of = family_name;
+  if (auto e = root.find("engine")) instance->engine = e->name("a non-empty string");
+  if (auto d = root.find("description")) instance->description = d->string("a string");
+  return instance;
+}
+
 }  // namespace
 
 std::string format_citation(const Citation& c) {
@@ -181,8 +248,9 @@ std::string format_citation(const Citation& c) {
 std::shared_ptr<const Layout> load_layout(const std::string& file) {
   Json doc = read_json_file(file);
   JsonNode root(doc, file, "");
+  if (root.find("instance_of")) return load_instance(root, file);
   root.allow_only({"name", "engine", "description", "control", "cite", "content", "coords", "dtype", "scale",
-                   "params", "requires", "tables", "holds", "tensors", "notes"});
+                   "params", "requires", "tables", "holds", "tensors", "notes", "ranks"});
   auto layout = std::make_shared<Layout>();
   Layout& L = *layout;
   L.file = file;
@@ -260,6 +328,8 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
     tensor_names.push_back(t.name);
     if (!t.per.empty() && !contains(coord_names, t.per))  // empty: no "per" (load_tensor rejects "per": "")
       throw SpecError(file, t.path + "/per", "\"" + t.per + "\"", "a coordinate of " + L.content.name);
+    if (t.per_first) check_expression(*t.per_first, sizes, Type::Integer, file);
+    if (t.per_end) check_expression(*t.per_end, sizes, Type::Integer, file);
     for (const auto& e : t.shape) check_expression(e, sizes, Type::Integer, file);
     if (t.size) check_expression(*t.size, sizes, Type::Integer, file);
     for (const auto& v : t.views) {
@@ -271,6 +341,7 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
     }
   }
   parameter_order(L.params, file);  // throws on a cycle
+  if (auto r = root.find("ranks")) L.ranks = load_ranks(*r, param_names);
   return layout;
 }
 
