@@ -46,17 +46,20 @@ std::string format_assignment(const GroupProof& g, const RankAssignment& a, cons
 
 std::string format_group_text(const GroupProof& g) {
   std::ostringstream out;
-  std::string text = format_text(g.proof);
-  // The pair report's first line names the declarations; a group names its sizes too.
-  auto eol = text.find('\n');
-  out << g.source.title() << " -> " << g.target.title() << text.substr(text.find(" on "), eol - text.find(" on "))
-      << text.substr(eol);
+  const std::string text = format_text(g.proof);
+  // The pair report's first line names the declarations; a group names its sizes too. The assignment
+  // follows the grade's message, before the findings and the obligation table.
+  const auto eol = text.find('\n');
+  const auto on = text.find(" on ");
+  const auto message_end = text.find('\n', eol + 1);
+  out << g.source.title() << " -> " << g.target.title() << text.substr(on, eol - on) << text.substr(eol, message_end - eol) << "\n";
   out << "\n  groups: source " << g.source.members.size() << " instance(s), target " << g.target.members.size()
       << " instance(s)\n";
   if (!g.assignment.empty()) {
     out << "  assignment (" << g.assignment.size() << " rank pair(s) exchange data):\n";
     for (const auto& a : g.assignment) out << "    " << format_assignment(g, a) << "\n";
   }
+  out << text.substr(message_end + 1);
   return out.str();
 }
 
