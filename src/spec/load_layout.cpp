@@ -188,13 +188,13 @@ std::vector<RankAxis> load_ranks(const JsonNode& node, const std::vector<std::st
   if (members.empty()) node.fail("no rank axes", "{\"tp_rank\": \"tp_size\"} and/or {\"pp_rank\": \"pp_size\"}");
   for (auto& [rank, size_node] : members) {
     std::string size = size_node.name("the parameter giving the number of ranks, e.g. \"tp_size\"");
+    if (rank == size) size_node.fail("a rank over itself", "a rank parameter over a different size parameter");
     for (const std::string& p : {rank, size}) {
       if (!contains(param_names, p))
         size_node.fail("\"" + p + "\", which is not a parameter", "a parameter declared in \"params\" (with its default)");
       if (contains(used, p)) size_node.fail("\"" + p + "\" in two rank axes", "each rank and size parameter once");
       used.push_back(p);
     }
-    if (rank == size) size_node.fail("a rank over itself", "a rank parameter over a different size parameter");
     out.push_back(RankAxis{rank, size, size_node.path()});
   }
   return out;

@@ -31,7 +31,7 @@ TEST_CASE("every shipped cache shape loads and binds the sizes the issue names",
   CHECK(*ds.get("num_layers") == 61);
   CHECK(*ds.get("kv_lora_rank") == 512);
   CHECK_FALSE(ds.get("num_kv_heads").has_value());
-  for (const auto& name : {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "mistral-7b", "deepseek-v3"}) {
+  for (const auto& name : {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "qwen2.5-1.5b", "mistral-7b", "deepseek-v3"}) {
     auto c = load(name);
     REQUIRE(c.cite.has_value());
     CHECK_THAT(c.cite->path, Catch::Contains("config"));

@@ -11,7 +11,9 @@ const char* kEngines[] = {
     "vllm-packed-hnd", "vllm-paged-legacy", "vllm-mla", "vllm-flash-nhd-fp8", "vllm-flash-nhd-tp2-r0",
     "vllm-flash-nhd-tp2-r1", "sglang-mha", "sglang-mla", "sglang-host-layer-first", "sglang-host-page-first",
     "sglang-host-page-first-direct", "sglang-host-page-head", "trtllm-pool", "flashinfer-nhd", "flashinfer-hnd",
-    "hf-dynamic", "lmcache-2ltd", "lmcache-mla", "llamacpp", "llamacpp-vtrans", "dynamo-universal"};
+    "hf-dynamic", "lmcache-2ltd", "lmcache-mla", "llamacpp", "llamacpp-vtrans", "dynamo-universal",
+    // rank families (issue 10)
+    "vllm-flash-nhd-tp", "vllm-flash-nhd-pp", "vllm-flash-nhd-tp-pp", "sglang-mha-tp", "trtllm-pool-tp", "vllm-mla-tp"};
 const char* kControls[] = {"fictional-engine-9000", "broken-collide", "broken-oob", "broken-nofit"};
 }  // namespace
 
