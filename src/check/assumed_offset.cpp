@@ -27,21 +27,27 @@ std::size_t pick_tensor(const layout::BoundLayout& real, const std::optional<std
   throw spec::SpecError("", "--assumed-tensor", "\"" + *name + "\"", "a tensor of " + real.layout->name + ": " + names);
 }
 
-// The instance rule: a coordinate (one instance per value) or 0 (a single instance).
-// @post per is -1 or a coordinate index; instances the matching count.
+// The instance rule: a coordinate (one instance per value) or 0 (a single instance). Naming REAL's own
+// instance coordinate keeps REAL's rule, per_range included (instance = coord - per_first); another
+// coordinate has one instance per value of its whole extent.
+// @post per is -1 or a coordinate index; per_first and instances the matching range.
 void set_instance(const layout::BoundLayout& real, const layout::BoundTensor& of, const std::optional<std::string>& text,
                   layout::BoundTensor& t) {
   t.per = of.per;
+  t.per_first = of.per_first;
   t.instances = of.instances;
   if (!text) return;
   if (*text == "0") {
     t.per = -1;
+    t.per_first = 0;
     t.instances = 1;
     return;
   }
   int c = real.coord_index(*text);
   if (c < 0) throw spec::SpecError("", "--assumed-instance", "\"" + *text + "\"", "a coordinate name of the content, or 0");
+  if (c == of.per) return;
   t.per = c;
+  t.per_first = 0;
   t.instances = real.coord_extents[static_cast<std::size_t>(c)];
 }
 

@@ -81,7 +81,7 @@ SidePoint side_point(const emit::SideForm& f, const std::vector<std::int64_t>& v
                                                   layout::format_coordinate(b, coord),
                           "offsets that fit in 64 bits (see prove's defined and in-bounds)");
   }
-  if (f.instance_coord >= 0) p.instance = coord[static_cast<std::size_t>(f.instance_coord)];
+  if (f.instance_coord >= 0) p.instance = coord[static_cast<std::size_t>(f.instance_coord)] - f.instance_coord_first;
   return p;
 }
 

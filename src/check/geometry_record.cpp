@@ -58,7 +58,13 @@ std::optional<Target> resolve(RecordContext& c) {
     m.declared = t.instances;
     m.observed = c.record.instance;
     m.text = "instance " + std::to_string(c.record.instance) + " of " + t.name + " is not declared (declared " +
-             std::to_string(t.instances) + " instance(s)" + (t.per >= 0 ? ", one per " + c.bound.coord_names[static_cast<std::size_t>(t.per)] : "") + ")";
+             std::to_string(t.instances) + " instance(s)" +
+             (t.per >= 0 ? ", one per " + c.bound.coord_names[static_cast<std::size_t>(t.per)] +
+                               (t.per_first != 0 || t.instances != c.bound.coord_extents[static_cast<std::size_t>(t.per)]
+                                    ? " in [" + std::to_string(t.per_first) + ", " + std::to_string(t.per_first + t.instances) + ")"
+                                    : "")
+                         : "") +
+             ")";
     c.add(m);
     return std::nullopt;
   }

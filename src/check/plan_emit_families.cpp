@@ -64,7 +64,7 @@ std::string byte_offset_text(const emit::SideForm& f, const std::vector<bool>& i
 std::string instance_text(const emit::Cell& cell, const emit::SideForm& f, const Names& n) {
   if (f.instance_coord < 0) return "0";
   const auto& cc = cell.coords[static_cast<std::size_t>(f.instance_coord)];
-  expr::Expr sum = expr::literal(coordinate_base(cell, cc));
+  expr::Expr sum = expr::literal(coordinate_base(cell, cc) - f.instance_coord_first);  // instance = coord - per_range FIRST
   for (int m : cc.modes) sum = plus(sum, times(cell.modes[static_cast<std::size_t>(m)].weight, term(n, m)));
   return expr::to_string(expr::fold(sum));
 }

@@ -449,7 +449,8 @@ std::string cpu_naive_kernel(const prove::Proof& p, const Plan& plan, const Emit
         };
         std::string offset = i64(v.offset);
         for (std::size_t k = 0; k < v.index.size(); ++k) offset += " + (" + expr::to_c(v.index[k], leaf) + ") * " + i64(v.strides[k]);
-        std::string instance = i64(first) + (t.per >= 0 ? " + c" + std::to_string(t.per) : "");
+        // The instance is coord(per) - per_first (in-bounds proved it lies in [0, instances) where held).
+        std::string instance = t.per >= 0 ? i64(first - t.per_first) + " + c" + std::to_string(t.per) : i64(first);
         w.line(std::string(any ? "else " : "") + "if (" + expr::to_c(v.holds, leaf) + ") { p" + tag + " = static_cast<" +
                (source ? "const char*" : "char*") + ">(" + ptrs + "[" + instance + "]); o" + tag + " = " + offset + "; }");
         any = true;

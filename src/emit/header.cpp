@@ -16,7 +16,8 @@ void describe_side(std::ostringstream& out, const layout::BoundLayout& b, const 
   for (const auto& t : b.tensors) {
     std::string range = t.instances == 1 ? std::to_string(first) : std::to_string(first) + ".." + std::to_string(first + t.instances - 1);
     out << "//   " << array << "[" << range << "]  " << t.name;
-    if (t.per >= 0) out << " for " << b.coord_names[static_cast<std::size_t>(t.per)] << " 0.." << t.instances - 1;
+    if (t.per >= 0)
+      out << " for " << b.coord_names[static_cast<std::size_t>(t.per)] << " " << t.per_first << ".." << t.per_first + t.instances - 1;
     out << ": " << t.size << " elements of " << spec::dtype_name(b.layout->dtype) << " each\n";
     first += t.instances;
   }

@@ -150,6 +150,7 @@ SideForm side_form(const layout::BoundLayout& b, int tensor, int view, const Cel
     }
   }
   f.instance_coord = t.per;
+  f.instance_coord_first = t.per >= 0 ? t.per_first : 0;
   for (int i = 0; i < tensor; ++i) f.instance_first += b.tensors[static_cast<std::size_t>(i)].instances;
   return f;
 }

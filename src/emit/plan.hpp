@@ -46,6 +46,7 @@ struct SideForm {
   std::vector<Atom> atoms;
   int instance_coord = -1;           // coordinate selecting the tensor instance, or -1
   std::int64_t instance_first = 0;   // index of the tensor's instance 0 in src[] / dst[]
+  std::int64_t instance_coord_first = 0;  // the instance coordinate's value at instance 0 (per_range FIRST)
 };
 
 struct CellCoordinate {

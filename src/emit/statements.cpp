@@ -118,7 +118,8 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
     const std::string& ptrs = source ? in.src : in.dst;
     int at = f.instance_coord >= 0 ? level_of(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)].modes) : -1;
     if (at != level) continue;
-    std::string index = i64(f.instance_first);
+    // instance = coord - instance_coord_first (per_range FIRST), at src[] / dst[] index instance_first + instance.
+    std::string index = i64(f.instance_first - f.instance_coord_first);
     if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
     out.push_back(std::string(source ? "const char* const " : "char* const ") + pointer_name(source) + " = static_cast<" +
                   (source ? "const char*" : "char*") + ">(" + ptrs + "[" + index + "]);");

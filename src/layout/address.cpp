@@ -58,7 +58,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
       Location loc;
       loc.address.tensor = static_cast<int>(ti);
       loc.address.view = static_cast<int>(vi);
-      loc.address.instance = tensor.per >= 0 ? coord[static_cast<std::size_t>(tensor.per)] : 0;
+      loc.address.instance = tensor.per >= 0 ? coord[static_cast<std::size_t>(tensor.per)] - tensor.per_first : 0;
       try {
         if (expr::evaluate(view.holds, env) == 0) continue;
       } catch (const expr::ArithmeticError& a) {
@@ -74,6 +74,15 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                               "a domain that evaluates everywhere");
       }
       loc.placement = Placement::Held;
+      // A held position whose coordinate has no instance (outside the tensor's per_range): no storage at all.
+      if (loc.address.instance < 0 || loc.address.instance >= tensor.instances) {
+        const std::string& per = bound.coord_names[static_cast<std::size_t>(tensor.per)];
+        loc.placement = Placement::OutOfBounds;
+        loc.violation = "instance " + per + " - " + std::to_string(tensor.per_first) + " = " +
+                        std::to_string(loc.address.instance) + " is outside the " + std::to_string(tensor.instances) +
+                        " instance(s) of " + tensor.name + " (" + per + " in [" + std::to_string(tensor.per_first) + ", " +
+                        std::to_string(tensor.per_first + tensor.instances) + "))";
+      }  // the indices are still evaluated: one that fails here fails as it would at any held position
       for (std::size_t k = 0; k < view.index.size(); ++k) {
         std::int64_t i = 0;
         try {

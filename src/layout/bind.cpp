@@ -119,6 +119,8 @@ class Binder {
     for (const auto& t : L_.tables) { add(t.length); add(t.first); add(t.end); }
     if (L_.holds) add(*L_.holds);
     for (const auto& t : L_.tensors) {
+      if (t.per_first) add(*t.per_first);
+      if (t.per_end) add(*t.per_end);
       for (const auto& e : t.shape) add(e);
       if (t.size) add(*t.size);
       for (const auto& v : t.views) {
@@ -256,6 +258,20 @@ class Binder {
     }
   }
 
+  // "per_range": [FIRST, END) must be a non-empty range of the per coordinate's values.
+  // @post 0 <= b.per_first < b.per_first + b.instances <= the coordinate's extent.
+  void bind_per_range(const spec::TensorDecl& t, BoundTensor& b) const {
+    const std::int64_t extent = out_.coord_extents[static_cast<std::size_t>(b.per)];
+    const std::int64_t first = constant(*t.per_first), end = constant(*t.per_end);
+    if (first < 0 || end <= first || end > extent)  // 0 <= first < end: end - first cannot overflow
+      throw SpecError(file(), t.path + "/per_range",
+                      "the range [" + std::to_string(first) + ", " + std::to_string(end) + ") of " + t.per +
+                          " (`" + t.per_first->text + "`, `" + t.per_end->text + "`) on cache shape " + out_.cache.name,
+                      "a non-empty range within " + t.per + "'s values [0, " + std::to_string(extent) + ")");
+    b.per_first = first;
+    b.instances = end - first;
+  }
+
   void bind_tensor(const spec::TensorDecl& t) {
     BoundTensor b;
     b.name = t.name;
@@ -263,6 +279,7 @@ class Binder {
     if (!t.per.empty()) {
       b.per = out_.coord_index(t.per);
       b.instances = out_.coord_extents[static_cast<std::size_t>(b.per)];
+      if (t.per_first && t.per_end) bind_per_range(t, b);
     }
     for (const auto& v : t.views) {
       b.views.push_back(bind_view(v));

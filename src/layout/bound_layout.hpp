@@ -43,7 +43,8 @@ struct BoundTensor {
   std::string name;
   std::string path;
   int per = -1;                 // coordinate giving the instance, or -1 for a single instance
-  std::int64_t instances = 1;
+  std::int64_t per_first = 0;   // the per coordinate's value at instance 0 (per_range FIRST; 0 without one)
+  std::int64_t instances = 1;   // instance = coord(per) - per_first, in [0, instances) where held
   std::int64_t size = 0;        // allocation of one instance, in elements
   std::vector<BoundView> views;
 };

@@ -189,8 +189,10 @@ z3::expr Encoder::within_axes(std::size_t tensor, std::size_t view, const Symbol
 }
 
 z3::expr Encoder::instance(std::size_t tensor, const SymbolicPosition& p) {
-  int per = bound_.tensors[tensor].per;
-  return per >= 0 ? p.coords[static_cast<std::size_t>(per)] : constant(0);
+  const auto& t = bound_.tensors[tensor];
+  if (t.per < 0) return constant(0);
+  const z3::expr& c = p.coords[static_cast<std::size_t>(t.per)];
+  return t.per_first == 0 ? c : c - constant(t.per_first);
 }
 
 z3::expr Encoder::table_axioms() {

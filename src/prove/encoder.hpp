@@ -58,6 +58,8 @@ class Encoder {
   z3::expr offset(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
   // Every index of the view lies within its axis (where the evaluator gives p an element offset at all).
   z3::expr within_axes(std::size_t tensor, std::size_t view, const SymbolicPosition& p);
+  // The tensor instance p is stored in: coord(per) - per_first (0 for a single instance). Not necessarily
+  // within [0, instances): in-bounds proves that for every held position.
   z3::expr instance(std::size_t tensor, const SymbolicPosition& p);
 
   struct LookupTerm {

@@ -25,8 +25,8 @@ std::string structural_difference(const layout::BoundLayout& a, const layout::Bo
   if (a.tensors.size() != b.tensors.size()) return "different numbers of tensors";
   for (std::size_t i = 0; i < a.tensors.size(); ++i)
     if (a.tensors[i].instances != b.tensors[i].instances || a.tensors[i].size != b.tensors[i].size ||
-        a.tensors[i].per != b.tensors[i].per)
-      return "tensor " + a.tensors[i].name + " and tensor " + b.tensors[i].name + " differ in instances or size";
+        a.tensors[i].per != b.tensors[i].per || a.tensors[i].per_first != b.tensors[i].per_first)
+      return "tensor " + a.tensors[i].name + " and tensor " + b.tensors[i].name + " differ in instances, their range or size";
   return "";
 }
 

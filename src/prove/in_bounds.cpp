@@ -1,6 +1,7 @@
-// in-bounds(side): for every held position, each index lies within its axis, each table entry read
-// exists, and the element offset lies within the allocation. Interval analysis discharges what it can;
-// the residual goes to one solver query per view.
+// in-bounds(side): for every held position, its tensor instance exists (coord(per) - per_first in
+// [0, instances): a per_range may leave held positions without one), each index lies within its axis,
+// each table entry read exists, and the element offset lies within the allocation. Interval analysis
+// discharges what it can; the residual goes to one solver query per view.
 #include <algorithm>
 
 #include "expr/print.hpp"
@@ -23,16 +24,18 @@ void collect(const expr::Expr& e, std::vector<expr::Expr>& lookups, std::vector<
 }
 
 struct Residual {
+  bool instance = false;  // the instance (coord(per) - per_first) may leave [0, instances)
   std::vector<std::size_t> axes;
   bool lookups = false;
   bool offset = false;
   std::vector<expr::Expr> divisors;
-  bool empty() const { return axes.empty() && !lookups && !offset && divisors.empty(); }
+  bool empty() const { return !instance && axes.empty() && !lookups && !offset && divisors.empty(); }
 };
 
 // Everything the view could violate, for the solver to check (the normaliser switched off).
 Residual everything(const layout::BoundTensor& t, const layout::BoundView& v) {
   Residual r;
+  r.instance = t.per >= 0;
   for (std::size_t k = 0; k < v.index.size(); ++k) {
     r.axes.push_back(k);
     std::vector<expr::Expr> lookups, divisors;
@@ -41,7 +44,6 @@ Residual everything(const layout::BoundTensor& t, const layout::BoundView& v) {
     r.divisors.insert(r.divisors.end(), divisors.begin(), divisors.end());
   }
   r.offset = true;
-  (void)t;
   return r;
 }
 
@@ -50,6 +52,11 @@ Residual residual(const layout::BoundLayout& b, const layout::BoundTensor& t, co
   std::vector<layout::Interval> bounds = layout::coordinate_bounds(b, v.holds);
   for (const auto& iv : bounds)
     if (iv.lo > iv.hi) return r;  // the view holds nothing
+  // The instance: its coordinate's interval, shifted by per_first, within [0, instances).
+  if (t.per >= 0) {
+    const layout::Interval& c = bounds[static_cast<std::size_t>(t.per)];  // within the box: no overflow below
+    if (c.lo - t.per_first < 0 || c.hi - t.per_first >= t.instances) r.instance = true;
+  }
   for (std::size_t k = 0; k < v.index.size(); ++k) {
     auto range = layout::range_of(v.index[k], bounds, b);
     if (!range || range->lo < 0 || range->hi >= v.extents[k]) r.axes.push_back(k);
@@ -94,6 +101,10 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
       Encoder enc(session.ctx(), b, side == Side::Source ? "S" : "T");
       SymbolicPosition x = enc.position("x");
       z3::expr violation = session.ctx().bool_val(false);
+      if (res.instance) {
+        z3::expr inst = enc.instance(ti, x);
+        violation = violation || inst < 0 || inst >= session.ctx().int_val(static_cast<int64_t>(t.instances));
+      }
       for (std::size_t k : res.axes) {
         z3::expr i = enc.value(v.index[k], x);
         violation = violation || i < 0 || i >= session.ctx().int_val(static_cast<int64_t>(v.extents[k]));
@@ -143,7 +154,7 @@ ObligationResult check_in_bounds(Session& session, const Pair& pair, Side side) 
     set_solver_limit(r, why);
     return r;
   }
-  r.detail = "every index, table entry and offset within range (" + std::to_string(by_intervals) +
+  r.detail = "every instance, index, table entry and offset within range (" + std::to_string(by_intervals) +
              " view(s) by intervals, " + std::to_string(by_solver) + " by the solver)";
   return r;
 }

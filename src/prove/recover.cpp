@@ -114,7 +114,7 @@ std::vector<std::string> unrecovered_coordinates(const layout::BoundLayout& boun
   }
   for (std::size_t c = 0; c < bound.coord_names.size(); ++c) {
     bool constant_in_domain = bounds[c].lo == bounds[c].hi;
-    bool selects_instance = tensor.per == static_cast<int>(c);
+    bool selects_instance = tensor.per == static_cast<int>(c);  // instance = coord - per_first: a bijection
     if (constant_in_domain || selects_instance || recovery.recovered(static_cast<int>(c))) continue;
     missing.push_back(bound.coord_names[c]);
   }
