@@ -1,20 +1,28 @@
 // kvlayout emit: generate the relayout kernel of a proven translation.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
 #include "cli/tensors_gate.hpp"
 #include "emit/emit.hpp"
+#include "emit/group_kernels.hpp"
 #include "emit/plan.hpp"
+#include "prove/group_report.hpp"
+#include "prove/side_cache.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::cli {
 namespace {
 
-const char* kHelp = R"(usage: kvlayout emit SRC DST --cache CACHE --target cpu|cuda [-o FILE] [--name FN] [--specs DIR]
+using emit::EmitError;
+
+const char* kHelp = R"(usage: kvlayout emit SRC DST --cache CACHE --target cpu|cuda [-o FILE|DIR] [--name FN] [--specs DIR]
                      [--allow-not-exact] [--param NAME=VALUE] [--naive]
+                     [--source-param NAME=VALUE] [--target-param NAME=VALUE]
                      [--tensors DUMP] [--target-tensors DUMP]
 
 Proves SRC -> DST on CACHE and prints the relayout kernel that performs it: a self-contained C++17 file
@@ -37,18 +45,105 @@ a non-zero code returned instead of writing out of bounds.
   --tensors DUMP        first check SRC's declaration against the real tensors in DUMP (written by
                         scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH, emits nothing
   --target-tensors DUMP the same for DST
+  --source-param NAME=VALUE, --target-param NAME=VALUE
+                        bind a layout parameter of one side only (e.g. tp_size=1 -> tp_size=2)
+
+Rank families (a declaration with "ranks", e.g. vllm-flash-nhd-tp): when SRC or DST is one, the group
+translation is proven (as kvlayout prove does; a plain layout is a group of one) and ONE kernel is
+emitted per rank pair that exchanges data: the pair kernel of (source rank -> target rank restricted to
+the heads and layers that source rank feeds it), each with the C ABI above, src[] the source rank's
+tensors and dst[] the target rank's. A target rank is complete once every kernel naming it has run (in
+any order; their positions are disjoint). -o DIR is required: it receives FN_t<T>_from_s<S>.cpp (.cu for
+cuda), T and S the target and source ranks (row-major over the rank axes), and group.json, the manifest:
+  {"source_group", "target_group", "cache", "grade", "target", "abi",
+   "kernels": [{"target_rank", "source_rank", "target_ranks", "source_ranks", "heads": [first, end],
+                "layers": [first, end], "source_layout", "target_layout", "piece", "grade",
+                "function", "file"}]}
+(heads / layers null when the content has no such axis); one line per kernel goes to standard output.
 
 Exit: 0 emitted; 1 the pair is not EXACT_BYTE, EXACT_TOKEN or SUBSET (the grade and reason are printed)
 or a dump of --tensors / --target-tensors is a GEOMETRY_MISMATCH;
-2 bad input or a pair the generator cannot express; 3 the proof was UNKNOWN.
+2 bad input or a pair the generator cannot express; 3 the proof was UNKNOWN. A group is refused as a
+pair is (its grade and reason printed, exit 1; UNKNOWN exits 3).
 )";
+
+// "a pair the kernel generator cannot express" (exit 2), as SpecError.
+[[noreturn]] void inexpressible(const std::string& files, const EmitError& e) {
+  throw spec::SpecError(files, "", "a pair the kernel generator cannot express: " + std::string(e.what()),
+                        "index expressions over coordinates with block tables indexed by the token");
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  if (!file) throw spec::SpecError(path, "", "a file that cannot be written", "a writable output path");
+  file << text;
+}
+
+// The grade refusal of a proof (pair or group), as `emit` prints it: the exit code, or nullopt to emit.
+std::optional<int> refusal(const prove::Proof& proof, const std::string& what, const std::string& cache,
+                           const emit::EmitOptions& options) {
+  if (proof.grade == prove::Grade::Unknown) {
+    std::cerr << "kvlayout emit: the proof of " << what << " is UNKNOWN; nothing emitted (see kvlayout prove)\n";
+    return kUnknown;
+  }
+  if (emit::emittable(proof.grade, options.allow_not_exact)) return std::nullopt;
+  std::cerr << "kvlayout emit: refused: " << what << " on " << cache << " is " << prove::grade_name(proof.grade) << " ["
+            << prove::info(proof.reason).code << "]: " << prove::info(proof.reason).message
+            << (proof.unblocked_by.empty() ? "" : "\n  unblocked by: " + proof.unblocked_by)
+            << (proof.grade == prove::Grade::NotExact ? "\n  (--allow-not-exact emits it with its element conversion)" : "")
+            << "\n";
+  return kNegative;
+}
+
+// One kernel per rank pair of a group translation, and the manifest, into -o DIR.
+int emit_group(const GroupPair& groups, const spec::CacheShape& cache, const Arguments& args, const emit::EmitOptions& options) {
+  auto dir = args.value("output");
+  if (!dir)
+    throw spec::SpecError("", "-o", "a rank family without -o DIR",
+                          "-o DIR (a group emits one kernel per rank pair, and group.json)");
+  prove::ProveOptions prove_options;
+  prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
+  prove_options.side_cache = std::make_shared<prove::SideCache>();
+  const layout::Overrides overrides = overrides_from(args);
+  prove::GroupProof g = prove::prove_group(groups.source, groups.target, cache, prove_options, overrides);
+  const std::string what = g.source.title() + " -> " + g.target.title();
+  if (auto code = refusal(g.proof, what, cache.name, options)) return *code;
+  std::vector<emit::GroupPiece> pieces = emit::prove_group_pieces(g, cache, prove_options, overrides);
+  for (const auto& p : pieces) {
+    // The group's proof covers its pieces; a piece that fails here (a solver limit reached on a second
+    // proof) is refused as the group would be.
+    const std::string pair = p.proof.source_layout->name + " -> " + p.proof.target_layout->name;
+    if (auto code = refusal(p.proof, pair + " (" + prove::format_assignment(g, p.assignment) + ")", cache.name, options))
+      return *code;
+  }
+  std::vector<emit::GroupKernel> kernels;
+  try {
+    kernels = emit::emit_group_kernels(pieces, options);
+  } catch (const emit::EmitError& e) {
+    inexpressible(g.source.declaration->file + " -> " + g.target.declaration->file, e);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(*dir, ec);
+  if (!std::filesystem::is_directory(*dir))
+    throw spec::SpecError(*dir, "-o", "not a directory that can be created", "a writable output directory");
+  for (const auto& k : kernels) write_file((std::filesystem::path(*dir) / k.file).string(), k.text);
+  write_file((std::filesystem::path(*dir) / "group.json").string(),
+             emit::group_manifest(g, pieces, kernels, options).dump(2) + "\n");
+  std::cout << what << " on " << cache.name << ": " << prove::grade_name(g.proof.grade) << ", " << kernels.size()
+            << " kernel(s) in " << *dir << " (manifest group.json)\n";
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    std::cout << "  " << kernels[i].file << "  " << kernels[i].function << "  "
+              << prove::format_assignment(g, pieces[i].assignment) << "\n";
+  return kOk;
+}
 
 }  // namespace
 
 int run_emit(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"target", true}, {"output", true, false, "o"}, {"name", true},
                         {"allow-not-exact", false}, {"param", true, true}, {"naive", false}, {"limit-ms", true},
-                        {"tensors", true}, {"target-tensors", true}});
+                        {"tensors", true}, {"target-tensors", true}, {"source-param", true, true},
+                        {"target-param", true, true}});
   if (args.help()) {
     std::cout << kHelp;
     return kOk;
@@ -66,38 +161,24 @@ int run_emit(const std::vector<std::string>& argv) {
   options.naive = args.has("naive");
   if (options.naive && options.target == emit::Target::Cuda)
     throw spec::SpecError("", "--naive", "--naive with --target cuda", "--naive with --target cpu");
-  auto [source, target_layout, cache] = pair_from(catalog_from(args), args);
-  if (auto code = gate_tensors(args, source, target_layout, cache, overrides_from(args), false)) return *code;
+  LayoutPair pair = pair_from(catalog_from(args), args);
+  if (auto code = gate_tensors(args, pair.source, pair.target, pair.cache, overrides_from(args), false)) return *code;
+  if (auto groups = groups_from(pair, args)) return emit_group(*groups, pair.cache, args, options);
+  const auto& source = pair.source;
+  const auto& target_layout = pair.target;
+  const spec::CacheShape& cache = pair.cache;
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
   prove::Proof proof = prove::prove(source, target_layout, cache, prove_options, overrides_from(args));
-  if (proof.grade == prove::Grade::Unknown) {
-    std::cerr << "kvlayout emit: the proof of " << source->name << " -> " << target_layout->name
-              << " is UNKNOWN; nothing emitted (see kvlayout prove)\n";
-    return kUnknown;
-  }
-  if (!emit::emittable(proof.grade, options.allow_not_exact)) {
-    std::cerr << "kvlayout emit: refused: " << source->name << " -> " << target_layout->name << " on " << cache.name << " is "
-              << prove::grade_name(proof.grade) << " [" << prove::info(proof.reason).code << "]: " << prove::info(proof.reason).message
-              << (proof.unblocked_by.empty() ? "" : "\n  unblocked by: " + proof.unblocked_by)
-              << (proof.grade == prove::Grade::NotExact ? "\n  (--allow-not-exact emits it with its element conversion)" : "") << "\n";
-    return kNegative;
-  }
+  if (auto code = refusal(proof, source->name + " -> " + target_layout->name, cache.name, options)) return *code;
   std::string source_text;
   try {
     source_text = emit::emit_kernel(proof, options);
   } catch (const emit::EmitError& e) {
-    throw spec::SpecError(source->file + " -> " + target_layout->file, "",
-                          "a pair the kernel generator cannot express: " + std::string(e.what()),
-                          "index expressions over coordinates with block tables indexed by the token");
+    inexpressible(source->file + " -> " + target_layout->file, e);
   }
-  if (auto out = args.value("output")) {
-    std::ofstream file(*out);
-    if (!file) throw spec::SpecError(*out, "", "a file that cannot be written", "a writable output path");
-    file << source_text;
-  } else {
-    std::cout << source_text;
-  }
+  if (auto out = args.value("output")) write_file(*out, source_text);
+  else std::cout << source_text;
   return kOk;
 }
 

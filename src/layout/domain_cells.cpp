@@ -100,10 +100,12 @@ std::optional<std::vector<Cell>> cells(const std::vector<std::int64_t>& extents,
 }
 
 expr::Expr held_predicate(const BoundLayout& bound) {
-  expr::Expr any = expr::literal(0);
+  // Starts from the first view's domain rather than a literal false: `0 || x` is not folded, and the
+  // predicate is printed (a plan's scope), where `0` is an integer, not a truth value.
+  expr::Expr any;
   for (const auto& t : bound.tensors)
-    for (const auto& v : t.views) any = expr::fold(expr::make(Op::Or, {any, v.holds}));
-  return any;
+    for (const auto& v : t.views) any = any ? expr::fold(expr::make(Op::Or, {any, v.holds})) : v.holds;
+  return any ? any : expr::make(Op::Lt, {expr::literal(1), expr::literal(0)});  // no view: holds nothing
 }
 
 std::optional<std::int64_t> domain_size(const BoundLayout& bound) {

@@ -79,6 +79,9 @@ struct Model {
   std::vector<Table> tables;
   std::string holds;
   std::vector<Tensor> tensors;
+  // "per_range": [first, end] on every tensor with "per" (a pipeline stage's instances); usually matched
+  // by the domain, sometimes not (then a held position has no instance: out of bounds).
+  std::optional<std::pair<std::int64_t, std::int64_t>> per_range;
 };
 
 // One coordinate as a view sees it: an expression numbering the values the view holds from 0 (`x`, or
@@ -296,7 +299,14 @@ Model random_model(Random& r, const Content& c) {
     std::size_t i = c.builtin && r.chance(70) ? 0 : static_cast<std::size_t>(r.below(static_cast<std::int64_t>(terms.size())));
     if (terms[i].text == c.coords[i].name) {  // the instance is the coordinate itself, never a shifted term
       per = terms[i].text;
+      const std::int64_t n = terms[i].n;
       terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(i));
+      if (n > 1 && r.chance(30)) {
+        const std::int64_t first = r.below(n), end = first + 1 + r.below(n - first);
+        m.per_range = {first, end};
+        if (r.chance(75))
+          m.holds = (m.holds.empty() ? "" : "(" + m.holds + ") && ") + per + " >= " + str(first) + " && " + per + " < " + str(end);
+      }
     }
   }
   const int shape = static_cast<int>(r.below(100));
@@ -625,6 +635,7 @@ spec::Json to_json(const Model& m, const std::string& name) {
   for (const Tensor& t : m.tensors) {
     spec::Json tj = {{"name", t.name}};
     if (!t.per.empty()) tj["per"] = t.per;
+    if (!t.per.empty() && m.per_range) tj["per_range"] = spec::Json::array({m.per_range->first, m.per_range->second});
     if (t.views.size() == 1) {
       if (t.size) tj["size"] = *t.size;
       tensors.push_back(with_view(tj, t.views.front()));
