@@ -37,6 +37,12 @@ std::vector<std::string> ranks_holding(const layout::BoundLayout& shard, const l
   return out;
 }
 
+// For a thin instance of a rank family: how to ask the group question instead.
+std::string group_hint(const spec::Layout& l) {
+  if (l.instance_of.empty()) return "";
+  return "; or prove the whole group: the family " + l.instance_of + " with --source-param/--target-param";
+}
+
 std::string scale_text(const std::optional<spec::ScaleDecl>& s) {
   if (!s) return "none";
   return spec::dtype_name(s->dtype) + " per (" + join(s->per, ", ") + ")";
@@ -74,14 +80,15 @@ std::string capability(const Proof& proof, const layout::BoundLayout& source, co
       std::string missing = d && d->counterexample ? join(d->counterexample->details, ", ") : "";
       if (!ranks.empty())
         return "gather the other tensor-parallel ranks of " + S.name + " (" + join(ranks, "; ") + ")" +
-               (missing.empty() ? "" : ": " + T.name + " needs " + missing);
+               (missing.empty() ? "" : ": " + T.name + " needs " + missing) + group_hint(S);
       return "a source that also holds " + (missing.empty() ? "the positions " + T.name + " needs" : missing);
     }
     case Reason::DroppedPositions: {
       std::vector<std::string> ranks = ranks_holding(target, source, overrides);
       std::string dropped = d && d->counterexample ? join(d->counterexample->details, ", ") : "";
       if (!ranks.empty())
-        return "move the dropped positions to the other tensor-parallel ranks of " + T.name + " (" + join(ranks, "; ") + ")";
+        return "move the dropped positions to the other tensor-parallel ranks of " + T.name + " (" + join(ranks, "; ") + ")" +
+               group_hint(T);
       return "a target that also holds " + (dropped.empty() ? "the positions " + S.name + " holds" : dropped);
     }
     case Reason::LossyValues:
