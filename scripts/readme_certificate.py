@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the README's results section (headline, grade table, counts, controls) from the certificate.
+"""Writes the README's results section (headline, grade table, group rows, counts, controls) from the certificate.
 
 usage: scripts/readme_certificate.py [--check] [--certificate FILE] [--readme FILE]
 
@@ -34,6 +34,37 @@ def cross_check_sentence(cert):
               for name, k in on.items()]
     return (f"cross-check on {', '.join(shapes) if shapes else 'no shape'}, "
             f"{cert['counts']['not_cross_checked']} rows not cross-checked.")
+
+
+def group_side(name, params):
+    """`vllm-flash-nhd-tp` (tp_size=2), or the plain name for a whole layout."""
+    if not params:
+        return f"`{name}`"
+    return f"`{name}` (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+
+
+def group_rows_table(cert):
+    """The group rows (rank families moved between group sizes), one table line each; [] when there are none."""
+    rows = cert.get("group_rows") or []
+    if not rows:
+        return []
+    counts = cert["counts"].get("group_rows", {})
+    out = [f"Group rows ({len(rows)}; rank families moved between group sizes, proven on the model named, each "
+           "cross-checked by enumerating both groups on a small shape against the group proof there; "
+           f"{counts.get('disagree', 0)} DISAGREE, {counts.get('not_cross_checked', 0)} not cross-checked):", "",
+           "| source | target | model | grade | rank pairs | cross-check |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        check = r["cross_check"]
+        if r.get("error"):
+            checked = "internal error: " + r["error"]
+        elif not check["checked"]:
+            checked = "not cross-checked: " + (check["not_cross_checked"] or "")
+        else:
+            checked = f"`{check['cache']}`: {check['grade']}" + (", agrees" if check["agree"] else ", DISAGREES")
+        out.append(f"| {group_side(r['source'], r['source_params'])} | {group_side(r['target'], r['target_params'])} | "
+                   f"`{r['cache']}` | {r['grade']} (`{r['reason']}`) | {len(r['assignment'])} | {checked} |")
+    out.append("")
+    return out
 
 
 def render(cert):
@@ -77,6 +108,7 @@ def render(cert):
         for r in unchecked:
             out.append(f"- {r['source']} -> {r['target']}: {r['cross_check']['not_cross_checked']}")
         out.append("")
+    out.extend(group_rows_table(cert))
     counts = cert["counts"]
     classes = counts["distinct_classes"]
     out.append(f"| grade | declared rows ({counts['rows']}) | rows between distinct layouts ({classes['rows']}) |")
@@ -97,10 +129,17 @@ def render(cert):
     ctl = cert["controls"]
     mut = ctl["mutation"]
     verdicts = ", ".join(f"{v} {k}" for k, v in sorted(mut["verdicts"].items()))
+    ownership = {k: v for k, v in mut.get("by_kind", {}).items() if k in ("modulo-owner", "owner-off-by-one")}
+    ownership_text = ""
+    if ownership:
+        parts = [f"{sum(v.values())} {k} ({', '.join(f'{n} {verdict}' for verdict, n in sorted(v.items()))})"
+                 for k, v in sorted(ownership.items())]
+        ownership_text = ("; ownership mutants of the rank families, judged by group moves: " + ", ".join(parts))
     out.append(f"Controls ({'all failed as they must' if ctl['ok'] else 'NOT ALL FAILED AS THEY MUST'}): "
                f"mutation score {ctl['mutation_score']:.3f} over {len(mut['mutants'])} mutants of the engine "
                f"declarations ({verdicts}; {mut['killed_by_grade']} killed by a non-exact grade, the rest valid layouts of "
-               "their own told apart by a refuted address-function proof); broken declarations refused as expected: " +
+               f"their own told apart by a refuted address-function proof{ownership_text}); broken declarations refused "
+               "as expected: " +
                ", ".join(f"{b['layout']} ({b['expected_reason']})" for b in ctl["broken"] if b["ok"]) +
                "; with each obligation switched off its known-bad pair passes: " +
                ", ".join(f"{s['obligation']} ({s['source']} -> {s['target']}: {s['grade_with_obligation']} -> "

@@ -66,18 +66,38 @@ Json counts_json(const Counts& c) {
 
 std::string key(const Json& row) { return row.value("source", "") + " -> " + row.value("target", ""); }
 
+std::string params_key(const Json& params) {
+  std::string out;
+  if (!params.is_object()) return out;
+  for (auto it = params.begin(); it != params.end(); ++it)
+    out += (out.empty() ? "" : ", ") + it.key() + "=" + it.value().dump();
+  return out.empty() ? out : " (" + out + ")";
+}
+
+// "vllm-flash-nhd-tp (tp_size=1) -> vllm-flash-nhd-tp (tp_size=2) on llama-3.1-70b"
+std::string group_key(const Json& row) {
+  return row.value("source", "") + params_key(row.value("source_params", Json::object())) + " -> " +
+         row.value("target", "") + params_key(row.value("target_params", Json::object())) + " on " + row.value("cache", "");
+}
+
 }  // namespace
 
-Json cross_check_json(const Row& r) {
-  const bool checked = r.cross_checked();
-  return Json{{"cache", r.cross_check_cache},
+Json cross_check_json(const std::string& cache, const enumerate::CrossCheck& cross, prove::Grade prover_grade,
+                     prove::Reason prover_reason, bool error_free) {
+  const bool checked = error_free && cross.checked;
+  const bool agree = cross.grade == prover_grade && cross.reason == prover_reason;
+  return Json{{"cache", cache},
               {"checked", checked},
-              {"not_cross_checked", r.not_cross_checked() ? Json(r.cross.not_checked) : Json(nullptr)},
-              {"grade", checked ? Json(prove::grade_name(r.cross.grade)) : Json(nullptr)},
-              {"reason", checked ? Json(prove::info(r.cross.reason).code) : Json(nullptr)},
-              {"prover_grade", prove::grade_name(r.small_grade)},
-              {"prover_reason", prove::info(r.small_reason).code},
-              {"agree", checked ? Json(r.agree()) : Json(nullptr)}};
+              {"not_cross_checked", error_free && !cross.checked ? Json(cross.not_checked) : Json(nullptr)},
+              {"grade", checked ? Json(prove::grade_name(cross.grade)) : Json(nullptr)},
+              {"reason", checked ? Json(prove::info(cross.reason).code) : Json(nullptr)},
+              {"prover_grade", prove::grade_name(prover_grade)},
+              {"prover_reason", prove::info(prover_reason).code},
+              {"agree", checked ? Json(agree) : Json(nullptr)}};
+}
+
+Json cross_check_json(const Row& r) {
+  return cross_check_json(r.cross_check_cache, r.cross, r.small_grade, r.small_reason, r.error.empty());
 }
 
 Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Controls& c, const MatrixOptions& options) {
@@ -92,6 +112,8 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
   // Shapes derived for a pair (enumerate/derive_shape.hpp) are in `shapes` like the others, and named here.
   std::set<std::string> derived;
   for (const auto& r : m.rows)
+    if (r.cross_check_cache != options.cross_check_cache) derived.insert(r.cross_check_cache);
+  for (const auto& r : m.group_rows)
     if (r.cross_check_cache != options.cross_check_cache) derived.insert(r.cross_check_cache);
   j["caches"] = {{"proofs", proofs}, {"cross_check", options.cross_check_cache}, {"cross_check_derived", derived},
                  {"shapes", shapes}};
@@ -117,6 +139,7 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
   counts["disagree"] = m.disagreements();
   counts["unknown"] = m.unknowns();
   counts["internal_errors"] = m.errors();
+  counts["group_rows"] = group_row_counts_json(count_group_rows(m.group_rows));
   j["counts"] = counts;
   j["equivalence_classes"] = m.classes;
 
@@ -124,6 +147,7 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
   for (const auto& r : m.rows) {
     rows.push_back({{"source", r.source},
                     {"target", r.target},
+                    {"group", r.group},
                     {"cache", r.cache},
                     {"grade", prove::grade_name(r.grade)},
                     {"reason", prove::info(r.reason).code},
@@ -135,6 +159,10 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
                     {"error", r.error.empty() ? Json(nullptr) : Json(r.error)}});
   }
   j["rows"] = rows;
+  j["group_rows_table"] = m.group_rows_run;
+  Json group_rows = Json::array();
+  for (const auto& r : m.group_rows) group_rows.push_back(group_row_json(r));
+  j["group_rows"] = group_rows;
 
   Json mutants = Json::array();
   std::map<std::string, std::map<std::string, std::size_t>> by_kind;
@@ -161,7 +189,11 @@ Json certificate_json(const spec::Catalog& catalog, const Matrix& m, const Contr
                              "shape and compared with it by enumeration; a mutant that places any position differently "
                              "must be caught, by a non-exact grade or by a refuted proof that the two have the same address "
                              "function; a mutant that places every position alike must be proven the same; and the "
-                             "enumeration's grade must equal the prover's on every mutant pair"},
+                             "enumeration's grade must equal the prover's on every mutant pair. Ownership mutants of a "
+                             "rank family (its holds only: modulo-owner, owner-off-by-one) are judged by group moves on "
+                             "the cross-check shape (the whole, the family at size 1, to the family at sizes 2 and 8 and "
+                             "back): killed when a grade differs from the original family's, and the group enumeration "
+                             "must agree with the group proof on every mutant move"},
                     {"verdicts", c.verdicts},
                     {"killed_by_grade", c.killed_by_grade},
                     {"survivors", survivors},
@@ -200,8 +232,25 @@ std::string headline(const Json& cert) {
   out += (unchecked == 0 && checked == rows ? std::string("every row") : std::to_string(checked) + " of " + std::to_string(rows) + " rows") +
          " cross-checked by enumeration (" + (shapes.empty() ? std::string("none") : shapes) + "), " +
          std::to_string(unchecked) + " not cross-checked";
-  std::snprintf(buf, sizeof buf, " (%d DISAGREE, %lld positions checked); controls: mutation score %.3f over %d mutants, all controls %s.",
-                counts["disagree"].get<int>(), static_cast<long long>(counts["positions_checked"].get<std::int64_t>()),
+  std::snprintf(buf, sizeof buf, " (%d DISAGREE, %lld positions checked); ", counts["disagree"].get<int>(),
+                static_cast<long long>(counts["positions_checked"].get<std::int64_t>()));
+  out += buf;
+  // The group rows, when the table ran: their grades and cross-check coverage, said the same way.
+  const Json gr = counts.value("group_rows", Json::object());
+  if (gr.value("rows", 0) > 0) {
+    const Json& gg = gr["grades"];
+    int gchecked = 0;
+    for (auto it = gr["cross_checked_on"].begin(); it != gr["cross_checked_on"].end(); ++it) gchecked += it.value().get<int>();
+    std::snprintf(buf, sizeof buf,
+                  "%d group rows (rank families moved between group sizes): %d EXACT_BYTE, %d EXACT_TOKEN, %d SUBSET, "
+                  "%d NOT_EXACT, %d REFUSED, %d UNKNOWN, %d internal errors; %d cross-checked by enumerating both groups, "
+                  "%d not cross-checked (%d DISAGREE); ",
+                  gr["rows"].get<int>(), gg["EXACT_BYTE"].get<int>(), gg["EXACT_TOKEN"].get<int>(), gg["SUBSET"].get<int>(),
+                  gg["NOT_EXACT"].get<int>(), gg["REFUSED"].get<int>(), gg["UNKNOWN"].get<int>(),
+                  gr["internal_errors"].get<int>(), gchecked, gr["not_cross_checked"].get<int>(), gr["disagree"].get<int>());
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "controls: mutation score %.3f over %d mutants, all controls %s.",
                 cert["controls"]["mutation_score"].get<double>(),
                 static_cast<int>(cert["controls"]["mutation"]["mutants"].size()),
                 cert["controls"]["ok"].get<bool>() ? "failed as they must" : "DID NOT all fail as they must");
@@ -218,6 +267,8 @@ MatrixOptions options_from_certificate(const Json& cert, const std::string& file
       o.mla_cache = proofs.at("mla-latent and mixed pairs").get<std::string>();
     }
     o.cross_check_cache = cert.at("caches").at("cross_check").get<std::string>();
+    // A certificate from before the group-row table re-derives with it (and so differs).
+    o.group_rows = cert.value("group_rows_table", true);
   } catch (const Json::exception& e) {
     throw spec::SpecError(file, "/caches", std::string("no usable cache shapes (") + e.what() + ")",
                           "a certificate written by kvlayout matrix --certificate");
@@ -264,6 +315,31 @@ std::vector<std::string> compare_certificates(const Json& recorded, const Json& 
   }
   for (const auto& [k, r] : rec)
     if (!seen.count(k)) note("row " + k + " is in the certificate but no longer derived");
+  // Group rows, by move and shape.
+  if (recorded.value("group_rows_table", true) != fresh["group_rows_table"]) note("group-row table run differs");
+  std::map<std::string, const Json*> rec_groups;
+  const Json recorded_groups = recorded.value("group_rows", Json::array());
+  for (const auto& r : recorded_groups) rec_groups[group_key(r)] = &r;
+  std::set<std::string> seen_groups;
+  for (const auto& r : fresh["group_rows"]) {
+    const std::string k = group_key(r);
+    seen_groups.insert(k);
+    auto it = rec_groups.find(k);
+    if (it == rec_groups.end()) {
+      note("group row " + k + " is not in the certificate");
+      continue;
+    }
+    const Json& o = *it->second;
+    for (const char* field : {"grade", "reason", "unblocked_by", "assignment", "positions_checked", "error"})
+      if (o.value(field, Json()) != r[field]) note("group row " + k + ": " + field + " " + o.value(field, Json()).dump() + " -> " + r[field].dump());
+    const Json oc = o.value("cross_check", Json::object());
+    for (const char* field : {"cache", "checked", "not_cross_checked", "grade", "reason", "prover_grade", "prover_reason", "agree"})
+      if (oc.value(field, Json()) != r["cross_check"][field])
+        note("group row " + k + ": cross-check " + field + " " + oc.value(field, Json()).dump() + " -> " +
+             r["cross_check"][field].dump());
+  }
+  for (const auto& [k, r] : rec_groups)
+    if (!seen_groups.count(k)) note("group row " + k + " is in the certificate but no longer derived");
   // Controls: everything but free-text details.
   const Json rc = recorded.value("controls", Json::object());
   const Json& fc = fresh["controls"];

@@ -5,7 +5,10 @@
 // counts (with cross_checked_on {shape: rows} and not_cross_checked), equivalence_classes, rows, controls
 // (with mutation_score); each row source, target, grade, reason, unblocked_by, prove_ms,
 // positions_checked (0 unless cross-checked), counterexample, cross_check (cache, checked,
-// not_cross_checked, grade, reason, prover_grade, prover_reason, agree).
+// not_cross_checked, grade, reason, prover_grade, prover_reason, agree), each row also `group` (true when a
+// side is a rank family, graded as a group); group_rows_table (whether the group-row table ran), group_rows
+// (each source, source_params, target, target_params, cache, grade, reason, unblocked_by, assignment,
+// prove_ms, positions_checked, counterexample, cross_check, error) and counts.group_rows.
 #include <string>
 #include <vector>
 
@@ -17,6 +20,9 @@ namespace kvlayout::certificate {
 // A row's cross-check: the shape it ran on, and either its grade beside the prover's there, or why the
 // row was not cross-checked (then grade, reason and agree are null: nothing was compared).
 spec::Json cross_check_json(const Row& row);
+// The same for any row: `error_free` false when the row hit an error (then nothing was cross-checked).
+spec::Json cross_check_json(const std::string& cache, const enumerate::CrossCheck& cross, prove::Grade prover_grade,
+                            prove::Reason prover_reason, bool error_free);
 
 spec::Json certificate_json(const spec::Catalog& catalog, const Matrix& matrix, const Controls& controls,
                             const MatrixOptions& options);

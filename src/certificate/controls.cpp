@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "certificate/mutation.hpp"
+#include "certificate/ownership_mutation.hpp"
 #include "certificate/parallel.hpp"
 #include "enumerate/cross_check.hpp"
 #include "prove/equivalence.hpp"
@@ -133,6 +134,36 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
       c.mutants[k] = judge(engines[i], originals[i], m, small, prove_options);
     } catch (const std::exception& e) {
       c.mutants[k] = MutantOutcome{engines[i]->name, m.layout->name, m.kind, m.description, "disagree", "", "", "", std::string("internal error: ") + e.what()};
+    }
+  });
+  // Ownership mutants of every rank family, judged by group moves on the cross-check shape.
+  // The original family's moves first, once per family, shared by its mutants.
+  std::vector<std::pair<std::size_t, Mutant>> ownership;
+  std::vector<std::size_t> families;
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    std::vector<Mutant> ms = ownership_mutants(*engines[i]);
+    if (!ms.empty()) families.push_back(i);
+    for (auto& m : ms) ownership.emplace_back(i, std::move(m));
+  }
+  std::vector<OwnershipBaseline> baselines(families.size());
+  parallel_for(families.size(), options.jobs, [&](std::size_t f) {
+    try {
+      baselines[f] = ownership_baseline(engines[families[f]], small, prove_options);
+    } catch (const spec::SpecError&) {
+      baselines[f].family = engines[families[f]];  // no move to judge by: its mutants are not-cross-checked
+    }
+  });
+  auto baseline_of = [&](std::size_t engine) -> const OwnershipBaseline& {
+    return baselines[static_cast<std::size_t>(std::find(families.begin(), families.end(), engine) - families.begin())];
+  };
+  const std::size_t first_ownership = c.mutants.size();
+  c.mutants.resize(first_ownership + ownership.size());
+  parallel_for(ownership.size(), options.jobs, [&](std::size_t k) {
+    const auto& [i, m] = ownership[k];
+    try {
+      c.mutants[first_ownership + k] = judge_ownership_mutant(baseline_of(i), m, small, prove_options);
+    } catch (const std::exception& e) {
+      c.mutants[first_ownership + k] = MutantOutcome{engines[i]->name, m.layout->name, m.kind, m.description, "disagree", "", "", "", std::string("internal error: ") + e.what()};
     }
   });
   std::size_t killed = 0, survived = 0;

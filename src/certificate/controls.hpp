@@ -2,7 +2,8 @@
 // Controls that must fail, so that a green result means something:
 //  - mutants of every engine declaration: each differing mutant must be told apart from its original
 //    (graded non-exact, or its address function refuted equal); equivalent mutants must be proven equal;
-//    and the enumeration must agree with the prover on every mutant pair;
+//    and the enumeration must agree with the prover on every mutant pair; ownership mutants of every rank
+//    family (ownership_mutation.hpp), judged by group moves, killed by a grade the original's move lacks;
 //  - the broken declarations are refused for their expected reasons;
 //  - the checker checks itself: each obligation switched off lets its known-bad pair through;
 //  - the fictional engine is graded like any other (a grade is about a declaration, not a vendor).

@@ -18,6 +18,8 @@ std::vector<std::vector<std::string>> equivalence_classes(
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = a + 1; b < n; ++b) {
       if (root(a) == root(b) || layouts[a]->content.name != layouts[b]->content.name) continue;
+      // A rank family is a group of layouts, not one address function: never merged.
+      if (spec::is_family(*layouts[a]) || spec::is_family(*layouts[b])) continue;
       bool same = true;
       for (const std::string& name : caches_for_pair(a, b)) {
         const spec::CacheShape& cache = caches.at(name);

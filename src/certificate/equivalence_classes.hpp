@@ -14,7 +14,8 @@
 namespace kvlayout::certificate {
 
 // Two declarations are one class when their address functions are proven equal on every shape the
-// campaign uses for them (the pair's proof shape and the cross-check shape).
+// campaign uses for them (the pair's proof shape and the cross-check shape). A rank family (a group of
+// layouts) is a class of its own.
 // @return every class (singletons included), members in the order of `layouts`, classes by first member.
 std::vector<std::vector<std::string>> equivalence_classes(
     const std::vector<std::shared_ptr<const spec::Layout>>& layouts,

@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <set>
 #include <stdexcept>
 
 #include "certificate/cross_check_plan.hpp"
+#include "certificate/deciding_counterexample.hpp"
 #include "certificate/equivalence_classes.hpp"
 #include "certificate/parallel.hpp"
+#include "enumerate/group_cross_check.hpp"
+#include "layout/rank_group.hpp"
+#include "prove/group.hpp"
 #include "prove/proof.hpp"
 #include "prove/report.hpp"
 #include "prove/side_cache.hpp"
@@ -41,23 +46,6 @@ std::string proof_cache(const spec::Layout& source, const spec::Layout& target, 
   return kv ? options.kv_cache : options.mla_cache;
 }
 
-namespace {
-
-spec::Json deciding_counterexample(const prove::Proof& p) {
-  const prove::ObligationResult* d = p.deciding();
-  if (!d || prove::is_exact(p.grade)) return nullptr;
-  spec::Json all = prove::to_json(p);
-  for (const auto& o : all["obligations"])
-    if (o["name"] == d->name && o["side"] == prove::side_name(d->side)) {
-      spec::Json c = o["counterexample"];
-      if (c.is_null()) c = spec::Json{{"summary", d->detail}};
-      c["obligation"] = d->name + "(" + prove::side_name(d->side) + ")";
-      return c;
-    }
-  return nullptr;
-}
-
-}  // namespace
 
 Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
   auto start = std::chrono::steady_clock::now();
@@ -84,6 +72,25 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
       options.jobs);
   for (const auto& [name, shape] : plan.derived) m.caches.emplace(name, shape);
 
+  // Rows with a rank family on a side are group translations: each family's group on each cross-check
+  // shape its rows use, enumerated once, shared by those rows (a plain layout there is a group of one,
+  // its enumeration the plan's).
+  std::vector<bool> family(n);
+  for (std::size_t s = 0; s < n; ++s) family[s] = spec::is_family(*m.layouts[s]);
+  std::set<std::pair<std::string, std::size_t>> wanted;
+  for (std::size_t i = 0; i < n * n; ++i)
+    if (!plan.shape[i].empty())
+      for (std::size_t side : {i / n, i % n})
+        if (family[side]) wanted.insert({plan.shape[i], side});
+  const std::vector<std::pair<std::string, std::size_t>> group_work(wanted.begin(), wanted.end());
+  std::vector<enumerate::EnumeratedGroup> enumerated_groups(group_work.size());
+  parallel_for(group_work.size(), options.jobs, [&](std::size_t k) {
+    const spec::CacheShape& shape = m.caches.at(group_work[k].first);
+    enumerated_groups[k] = enumerate::enumerate_group(layout::expand_group(m.layouts[group_work[k].second], shape, {}), shape);
+  });
+  std::map<std::pair<std::string, std::size_t>, const enumerate::EnumeratedGroup*> groups;
+  for (std::size_t k = 0; k < group_work.size(); ++k) groups[group_work[k]] = &enumerated_groups[k];
+
   m.rows.resize(n * n);
   parallel_for(
       n * n, options.jobs,
@@ -94,25 +101,59 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
         row.source = S->name;
         row.target = T->name;
         row.cache = proof_cache(*S, *T, options);
+        row.group = family[i / n] || family[i % n];
         row.cross_check_cache = plan.shape[i].empty() ? small.name : plan.shape[i];
         // What the row was doing when kvlayout itself failed, for the row's error.
         std::string stage = "prove on " + row.cache;
         try {
-          prove::Proof p = prove::prove(S, T, m.caches.at(row.cache), prove_options);
-          row.grade = p.grade;
-          row.reason = p.reason;
-          row.unblocked_by = p.unblocked_by;
-          row.prove_ms = p.ms;
-          row.counterexample = deciding_counterexample(p);
-          stage = "prove on " + row.cross_check_cache;
-          prove::Proof q = prove::prove(S, T, m.caches.at(row.cross_check_cache), prove_options);
-          row.small_grade = q.grade;
-          row.small_reason = q.reason;
+          if (row.group) {
+            const spec::CacheShape& cache = m.caches.at(row.cache);
+            prove::GroupProof g = prove::prove_group(layout::expand_group(S, cache, {}), layout::expand_group(T, cache, {}),
+                                                     cache, prove_options);
+            row.grade = g.proof.grade;
+            row.reason = g.proof.reason;
+            row.unblocked_by = g.proof.unblocked_by;
+            row.prove_ms = g.proof.ms;
+            row.counterexample = deciding_counterexample(g.proof);
+            stage = "prove on " + row.cross_check_cache;
+            const spec::CacheShape& on = m.caches.at(row.cross_check_cache);
+            layout::Group SS = layout::expand_group(S, on, {}), TT = layout::expand_group(T, on, {});
+            prove::GroupProof q = prove::prove_group(SS, TT, on, prove_options);
+            row.small_grade = q.proof.grade;
+            row.small_reason = q.proof.reason;
+          } else {
+            prove::Proof p = prove::prove(S, T, m.caches.at(row.cache), prove_options);
+            row.grade = p.grade;
+            row.reason = p.reason;
+            row.unblocked_by = p.unblocked_by;
+            row.prove_ms = p.ms;
+            row.counterexample = deciding_counterexample(p);
+            stage = "prove on " + row.cross_check_cache;
+            prove::Proof q = prove::prove(S, T, m.caches.at(row.cross_check_cache), prove_options);
+            row.small_grade = q.grade;
+            row.small_reason = q.reason;
+          }
           if (options.small_grade_override)
             if (auto g = options.small_grade_override(S->name, T->name)) row.small_grade = *g;
           stage = "cross-check on " + row.cross_check_cache;
-          if (plan.shape[i].empty()) row.cross.not_checked = plan.why_not[i];
-          else row.cross = enumerate::cross_check(plan.at(plan.shape[i], i / n), plan.at(plan.shape[i], i % n));
+          if (plan.shape[i].empty()) {
+            row.cross.not_checked = plan.why_not[i];
+          } else if (row.group) {
+            // Each side as a group on the row's shape: a family's members, or the plain layout alone.
+            auto side = [&](std::size_t l) -> std::pair<layout::Group, std::vector<const enumerate::Enumerated*>> {
+              if (family[l]) {
+                const enumerate::EnumeratedGroup& g = *groups.at({plan.shape[i], l});
+                std::vector<const enumerate::Enumerated*> members;
+                for (const auto& e : g.members) members.push_back(&e);
+                return {g.group, members};
+              }
+              return {layout::expand_group(m.layouts[l], m.caches.at(plan.shape[i]), {}), {&plan.at(plan.shape[i], l)}};
+            };
+            auto source = side(i / n), target = side(i % n);
+            row.cross = enumerate::cross_check_group(source.first, source.second, target.first, target.second);
+          } else {
+            row.cross = enumerate::cross_check(plan.at(plan.shape[i], i / n), plan.at(plan.shape[i], i % n));
+          }
         } catch (const std::logic_error& e) {
           // prove::InternalError, enumerate::OracleError, and the bare std::logic_error of prove/model.cpp
           // (a solver model the tables contradict) or of the standard library (a vector over max_size).
@@ -123,6 +164,13 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
         }
       },
       options.progress);
+
+  if (options.group_rows) {
+    GroupRows g = run_group_rows(catalog, m.layouts, group_row_table(), small, prove_options, options.jobs);
+    m.group_rows = std::move(g.rows);
+    for (auto& [name, shape] : g.caches) m.caches.emplace(name, std::move(shape));
+    m.group_rows_run = true;
+  }
 
   m.classes = equivalence_classes(
       m.layouts,

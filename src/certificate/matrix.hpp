@@ -2,7 +2,10 @@
 // The campaign: every ordered pair of declared layouts (self pairs included) graded on a production cache
 // shape, and cross-checked by enumeration on a small one against a proof on that same small shape: the
 // matrix's cross-check shape, or one derived for the pair when a layout does not fit it. A row that cannot
-// be enumerated on any is reported as not cross-checked, with the reason, and counted.
+// be enumerated on any is reported as not cross-checked, with the reason, and counted. A row with a rank
+// family on either side (a declaration with "ranks") is graded as a group translation at the families'
+// default sizes (prove::prove_group) and cross-checked by the group oracle (enumerate/group_cross_check.hpp).
+// Beside the grid, the group-row table (group_rows.hpp): families moved between sizes on real models.
 #include <functional>
 #include <map>
 #include <memory>
@@ -10,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "certificate/group_rows.hpp"
 #include "enumerate/cross_check.hpp"
 #include "prove/options.hpp"
 #include "verdict/reason.hpp"
@@ -26,6 +30,7 @@ struct MatrixOptions {
   std::string mla_cache = "deepseek-v3";      // MLA layouts and mixed pairs here
   std::string cross_check_cache = "small";
   int jobs = 1;
+  bool group_rows = true;                     // decide the group-row table too (group_rows.hpp)
   prove::ProveOptions prove;
   std::function<void(std::size_t done, std::size_t total)> progress;
   // Test-only: replaces the prover's grade on the cross-check shape for a pair, to plant a disagreement.
@@ -34,6 +39,7 @@ struct MatrixOptions {
 
 struct Row {
   std::string source, target, cache;
+  bool group = false;  // a side is a rank family: graded as a group translation at its default sizes
   prove::Grade grade = prove::Grade::Unknown;
   prove::Reason reason = prove::Reason::SolverLimit;
   std::string unblocked_by;
@@ -61,6 +67,8 @@ struct Matrix {
   std::string cross_check_cache;                             // the matrix's (enumerable) cross-check shape
   std::vector<Row> rows;                                     // source-major in layout order
   std::vector<std::vector<std::string>> classes;             // layouts with one address function
+  std::vector<GroupRow> group_rows;                          // the group-row table's rows (when run)
+  bool group_rows_run = false;
   double ms = 0;
 
   const Row& at(std::size_t source, std::size_t target) const { return rows[source * layouts.size() + target]; }
@@ -69,6 +77,10 @@ struct Matrix {
   std::size_t errors() const;
   std::size_t not_cross_checked() const;
   std::map<std::string, std::size_t> cross_checked_on() const;  // rows cross-checked, per shape
+  // Over the grid and the group rows together: what decides the exit code.
+  bool all_agree() const { return disagreements() == 0 && errors() == 0 && count_group_rows(group_rows).disagree == 0 &&
+                                  count_group_rows(group_rows).errors == 0; }
+  bool any_unknown() const { return unknowns() > 0 || count_group_rows(group_rows).unknown > 0; }
 };
 
 // The proof shape for a pair under `options` (per content unless --cache).

@@ -20,7 +20,7 @@ namespace kvlayout::cli {
 namespace {
 
 const char* kHelp = R"(usage: kvlayout matrix [--specs DIR] [--cache CACHE] [--cross-check SMALL_CACHE]
-                       [--certificate FILE] [--json] [--jobs N] [--limit-ms N]
+                       [--certificate FILE] [--json] [--jobs N] [--limit-ms N] [--no-group-rows]
 
 Grades every ordered pair of the declared layouts (self pairs included): proofs on llama-3.1-70b for
 per-head layouts and on deepseek-v3 for MLA layouts and mixed pairs (or on --cache for all), each row
@@ -31,15 +31,23 @@ failed requirements read set to the proof shape's value, or the first of a few c
 row that still cannot be enumerated (no such shape, or a layout over the enumeration limits) is listed as
 NOT CROSS-CHECKED with the reason and counted, never as cross-checked.
 
-  --cache CACHE            prove every row on this cache shape
+A row with a rank family on either side (a declaration with "ranks", e.g. vllm-flash-nhd-tp) is graded as a
+group translation at the family's default sizes and cross-checked by enumerating both groups. Then the
+group rows: a table of families moved between group sizes on real models (TP 1 <-> 2 <-> 4, whole <-> TP,
+replicated KV heads, PP stages), each proven on its model and cross-checked the same way on a small shape.
+
+  --cache CACHE            prove every row of the grid on this cache shape (group rows: on their models)
   --cross-check CACHE      the enumerable cache shape (default small)
   --certificate FILE       also run the controls and write the certificate JSON to FILE
   --jobs N                 rows decided in parallel (default: the number of hardware threads)
   --limit-ms N             solver limit per query (default 5000)
   --json                   print rows and counts as JSON
+  --no-group-rows          skip the group-row table (for a specs directory without its families and
+                           models); a certificate records it, and its check replays it so
 
 Exit: 0 every row decided and no cross-check disagreed (rows not cross-checked are listed and counted);
-1 a DISAGREE, an internal error in a row or a failed control; 3 an UNKNOWN row; 2 bad input.
+1 a DISAGREE, an internal error in a row (a group row naming a layout or model the specs lack included) or a
+failed control; 3 an UNKNOWN row; 2 bad input.
 )";
 
 }  // namespace
@@ -54,6 +62,7 @@ certificate::MatrixOptions matrix_options_from(const Arguments& args) {
     if (o.jobs < 1 || o.jobs > 256) throw spec::SpecError("", "", "--jobs " + *j, "a number of jobs from 1 to 256");
   }
   o.prove.limit_ms = limit_ms_from(args, o.prove.limit_ms);
+  o.group_rows = !args.has("no-group-rows");
   // Progress on a terminal only: one line, rewritten in place.
   if (isatty(STDERR_FILENO)) {
     o.progress = [](std::size_t done, std::size_t total) {
@@ -65,7 +74,7 @@ certificate::MatrixOptions matrix_options_from(const Arguments& args) {
 
 int run_matrix(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"cross-check", true}, {"certificate", true}, {"json", false},
-                        {"jobs", true}, {"limit-ms", true}});
+                        {"jobs", true}, {"limit-ms", true}, {"no-group-rows", false}});
   if (args.help()) {
     std::cout << kHelp;
     return kOk;
@@ -83,9 +92,13 @@ int run_matrix(const std::vector<std::string>& argv) {
                       {"prove_ms", r.prove_ms}, {"positions_checked", r.cross.positions_checked},
                       {"cross_check", certificate::cross_check_json(r)},
                       {"error", r.error.empty() ? spec::Json(nullptr) : spec::Json(r.error)}});
+    spec::Json group_rows = spec::Json::array();
+    for (const auto& r : m.group_rows) group_rows.push_back(certificate::group_row_json(r));
     std::cout << spec::Json{{"rows", rows}, {"classes", m.classes}, {"disagree", m.disagreements()}, {"unknown", m.unknowns()},
                             {"errors", m.errors()}, {"not_cross_checked", m.not_cross_checked()},
-                            {"cross_checked_on", m.cross_checked_on()}, {"ms", m.ms}}.dump(2) << "\n";
+                            {"cross_checked_on", m.cross_checked_on()}, {"group_rows", group_rows},
+                            {"group_row_counts", certificate::group_row_counts_json(certificate::count_group_rows(m.group_rows))},
+                            {"ms", m.ms}}.dump(2) << "\n";
   } else {
     std::cout << certificate::format_table(m) << "\n" << certificate::format_counts(m);
     for (const auto& r : m.rows) {
@@ -96,6 +109,11 @@ int run_matrix(const std::vector<std::string>& argv) {
         std::cout << "DISAGREE " << r.source << " -> " << r.target << " on " << r.cross_check_cache << ": prover "
                   << prove::grade_name(r.small_grade) << " [" << prove::info(r.small_reason).code << "], cross-check "
                   << prove::grade_name(r.cross.grade) << " [" << prove::info(r.cross.reason).code << "]\n";
+    }
+    if (m.group_rows_run) {
+      std::cout << "\n" << certificate::format_group_rows(m.group_rows);
+      if (certificate::count_group_rows(m.group_rows).errors > 0)
+        std::cout << "(a specs directory without the group-row table's families and models: --no-group-rows)\n";
     }
     char line[128];
     std::snprintf(line, sizeof line, "%zu rows in %.1f s\n", m.rows.size(), m.ms / 1000.0);
@@ -118,18 +136,20 @@ int run_matrix(const std::vector<std::string>& argv) {
     for (const auto& s : controls.self_checks)
       if (!s.ok) std::cerr << "CONTROL with " << s.obligation << " off, " << s.source << " -> " << s.target << " is still " << s.grade_off << "\n";
   }
-  if (m.disagreements() > 0 || m.errors() > 0 || !controls_ok) return kNegative;
-  if (m.unknowns() > 0) return kUnknown;
+  if (!m.all_agree() || !controls_ok) return kNegative;
+  if (m.any_unknown()) return kUnknown;
   return kOk;
 }
 
 int run_certificate(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"jobs", true}, {"limit-ms", true}});
+  // (--no-group-rows is not a flag here: whether the group-row table runs is the certificate's record.)
   if (args.help() || args.positional().empty()) {
     std::cout << R"(usage: kvlayout certificate check FILE [--specs DIR] [--jobs N]
 
-Re-derives every row, count and control of the certificate FILE from the specs (with the cache shapes the
-certificate names) and reports any difference: a spec hash, a grade, a reason, a count, a mutant verdict.
+Re-derives every row, group row, count and control of the certificate FILE from the specs (with the cache
+shapes the certificate names) and reports any difference: a spec hash, a grade, a reason, an assignment, a
+count, a mutant verdict.
 
 Exit: 0 the certificate is up to date; 1 it differs; 2 bad input.
 )";

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "enumerate/patterns.hpp"
+#include "enumerate/value_survival.hpp"
 #include "enumerate/storage.hpp"
 #include "layout/address.hpp"
 #include "layout/content_match.hpp"
@@ -21,43 +22,6 @@ using verdict::Status;
 using spec::DType;
 
 namespace {
-
-bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
-
-// Every value of the source type (a spread of 2^16 for fp32) through S -> T -> S; NaN payloads aside.
-bool sweep_exact(DType from, DType to) {
-  static std::mutex mutex;
-  static std::map<std::pair<DType, DType>, bool> memo;
-  std::lock_guard lock(mutex);
-  auto key = std::make_pair(from, to);
-  if (auto it = memo.find(key); it != memo.end()) return it->second;
-  bool exact = true;
-  const int bits = spec::dtype_bits(from);
-  const std::uint32_t count = bits <= 16 ? (1u << bits) : (1u << 16);
-  for (std::uint32_t i = 0; i < count && exact; ++i) {
-    std::uint32_t v = bits <= 16 ? i : (i << 16) | ((i * 40503u) & 0xffffu);
-    std::uint32_t back = layout::convert(to, from, layout::convert(from, to, v));
-    exact = layout::is_nan(from, v) ? layout::is_nan(from, back) : back == v;
-  }
-  memo[key] = exact;
-  return exact;
-}
-
-// The scale group of a position: mixed radix over the scale's coordinates (0 when there is no scale).
-std::vector<double> scales(const Enumerated& e) {
-  const auto& b = *e.bound;
-  std::vector<double> out(static_cast<std::size_t>(box_size(b)), 1.0);
-  if (!e.layout->scale) return out;
-  std::vector<int> per;
-  for (const auto& name : e.layout->scale->per) per.push_back(b.coord_index(name));
-  for (std::int64_t p = 0; p < box_size(b); ++p) {
-    std::vector<std::int64_t> c = coordinate_of(b, p);
-    std::int64_t g = 0;
-    for (int i : per) g = g * b.coord_extents[static_cast<std::size_t>(i)] + c[static_cast<std::size_t>(i)];
-    out[static_cast<std::size_t>(p)] = scale_value(g);
-  }
-  return out;
-}
 
 bool held(std::int64_t e) { return e != kNotHeld; }
 
@@ -175,7 +139,7 @@ ByteMove move_bytes(const Enumerated& S, const Enumerated& T, std::int64_t dropp
   const spec::Layout& td = *T.layout;
   ByteMove out;
   const Patterns ps = patterns_for(sd.dtype), pt = patterns_for(td.dtype);
-  const std::vector<double> scale_s = scales(S), scale_t = scales(T);
+  const std::vector<double> scale_s = position_scales(S), scale_t = position_scales(T);
   for (std::size_t k = 0; k < S.maps.size(); ++k) {
     const AddressMap& ms = S.maps[k];
     const AddressMap& mt = T.maps[k];

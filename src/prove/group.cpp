@@ -9,9 +9,11 @@
 // @post the grade is grade_of(every result) and nothing is counted exact that a phase did not prove.
 #include "prove/group.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "expr/parse.hpp"
+#include "layout/content_match.hpp"
 #include "layout/domain_cells.hpp"
 #include "prove/encoder.hpp"
 #include "prove/group_assignment.hpp"
@@ -41,7 +43,7 @@ class GroupRun {
   GroupProof run() {
     auto start = std::chrono::steady_clock::now();
     prove_instances();
-    if (all_fit_ && same_content()) {
+    if (same_content() && all_fit_) {
       prove_group_obligations();
       prove_pieces();
     } else {
@@ -103,6 +105,8 @@ class GroupRun {
     out_.proof.target_bound = target_bound_.front();
   }
 
+  // fits(pair), listed first as a pair proof lists it (so that, among equally bad findings, the content
+  // mismatch names the reason, as it does for a pair).
   bool same_content() {
     Pair pair{*source_bound_.front(), *target_bound_.front()};
     ObligationResult r;
@@ -110,16 +114,27 @@ class GroupRun {
     r.side = Side::Pair;
     r.method = "declaration";
     if (pair.same_content()) {
-      r.detail = "both groups hold " + out_.source.declaration->content.name;
+      r.detail = "both groups hold " + out_.source.declaration->content.name + " with the same coordinates and extents";
       add(r, "");
+      move_last_to_front();
       return true;
     }
     r.status = Status::Refuted;
     r.reason = Reason::ContentMismatch;
-    r.detail = out_.source.declaration->name + " holds " + out_.source.declaration->content.name + ", " +
-               out_.target.declaration->name + " holds " + out_.target.declaration->content.name;
+    r.detail = *layout::content_mismatch(pair.source, pair.target);
+    Counterexample c;
+    c.summary = r.detail;
+    r.counterexample = c;
     add(r, "");
+    move_last_to_front();
     return false;
+  }
+
+  void move_last_to_front() {
+    auto& o = out_.proof.obligations;
+    auto& i = out_.proof.instances;
+    std::rotate(o.begin(), o.end() - 1, o.end());
+    std::rotate(i.begin(), i.end() - 1, i.end());
   }
 
   std::vector<const layout::BoundLayout*> bounds(Side side) const {

@@ -30,12 +30,13 @@ void copy_specs(const test::TempDir& dir, std::initializer_list<const char*> lay
 
 TEST_CASE("a planted disagreement (the prover's small-cache grade overridden) is caught as DISAGREE", "[certificate][matrix]") {
   test::TempDir dir;
-  copy_specs(dir, {"vllm-flash-nhd", "vllm-flash-hnd", "vllm-flash-nhd-tp2-r0"});
+  copy_specs(dir, {"vllm-flash-nhd", "vllm-flash-hnd", "vllm-flash-nhd-tp", "vllm-flash-nhd-tp2-r0"});
   spec::Catalog catalog(dir.path() / "specs");
   certificate::MatrixOptions options;
+  options.group_rows = false;  // a reduced specs directory: without the group-row table's families and models
   options.cache = "small";
   auto clean = certificate::run_matrix(catalog, options);
-  CHECK(clean.rows.size() == 9);
+  CHECK(clean.rows.size() == 16);
   CHECK(clean.disagreements() == 0);
   options.small_grade_override = [](const std::string& s, const std::string& t) -> std::optional<prove::Grade> {
     if (s == "vllm-flash-nhd" && t == "vllm-flash-hnd") return prove::Grade::ExactByte;  // the truth: EXACT_TOKEN
@@ -48,16 +49,18 @@ TEST_CASE("a planted disagreement (the prover's small-cache grade overridden) is
 
 TEST_CASE("kvlayout certificate check replays a certificate and fails on a one-character change to a spec", "[certificate][cli]") {
   test::TempDir dir;
-  copy_specs(dir, {"vllm-flash-nhd", "vllm-flash-nhd-tp2-r0"});
+  copy_specs(dir, {"vllm-flash-nhd", "vllm-flash-nhd-tp", "vllm-flash-nhd-tp2-r0"});  // the instance beside its family
   std::string specs = (dir.path() / "specs").string(), cert = (dir.path() / "cert.json").string();
-  auto made = test::run_kvlayout("matrix --specs '" + specs + "' --cache small --jobs 2 --certificate '" + cert + "'");
+  auto made = test::run_kvlayout("matrix --specs '" + specs + "' --cache small --jobs 2 --no-group-rows --certificate '" + cert + "'");
   INFO(made.out << made.err);
   REQUIRE(made.exit_code == 0);
   spec::Json c = spec::read_json_file(cert);
   for (const char* field : {"tool", "commit", "caches", "spec_hashes", "counts", "equivalence_classes", "rows", "controls"})
     CHECK(c.contains(field));
   CHECK(c["controls"].contains("mutation_score"));
-  CHECK(c["spec_hashes"].size() == 3);
+  CHECK(c["spec_hashes"].size() == 4);
+  CHECK(c["group_rows_table"] == false);
+  CHECK(c["group_rows"].empty());
   for (const auto& r : c["rows"])
     for (const char* field : {"source", "target", "grade", "reason", "unblocked_by", "prove_ms", "positions_checked", "counterexample"})
       CHECK(r.contains(field));

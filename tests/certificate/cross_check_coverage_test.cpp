@@ -52,6 +52,7 @@ TEST_CASE("a layout that does not fit small is cross-checked on a shape derived 
   fs::path specs = copy_specs(dir, {"engines/vllm-flash-nhd", "controls/broken-nofit", "caches/small", "caches/llama-3.1-70b"});
   spec::Catalog catalog(specs);
   certificate::MatrixOptions options;
+  options.group_rows = false;  // a reduced specs directory: without the group-row table's families and models
   options.jobs = 2;
   auto m = certificate::run_matrix(catalog, options);
   REQUIRE(m.rows.size() == 4);
@@ -105,6 +106,7 @@ TEST_CASE("a row that cannot be enumerated is reported as not cross-checked, cou
   write_huge_alloc(specs);
   spec::Catalog catalog(specs);
   certificate::MatrixOptions options;
+  options.group_rows = false;  // a reduced specs directory: without the group-row table's families and models
   options.cache = "small";
   options.jobs = 2;
   auto m = certificate::run_matrix(catalog, options);
@@ -138,7 +140,7 @@ TEST_CASE("a row that cannot be enumerated is reported as not cross-checked, cou
   }
 
   // Finding 12: the CLI lists the rows and exits 0 (the layout is valid: not 2; nothing crashed: not 4).
-  auto run = test::run_kvlayout("matrix --specs '" + specs.string() + "' --cache small --cross-check small --jobs 1");
+  auto run = test::run_kvlayout("matrix --specs '" + specs.string() + "' --cache small --cross-check small --jobs 1 --no-group-rows");
   INFO(run.out << run.err);
   CHECK(run.exit_code == 0);
   CHECK_THAT(run.out, Catch::Contains("NOT CROSS-CHECKED huge-alloc -> huge-alloc: huge-alloc on small allocates"));
@@ -151,6 +153,7 @@ TEST_CASE("an internal error in one row (a std::logic_error, as prove/model.cpp 
   fs::path specs = copy_specs(dir, {"engines/vllm-flash-nhd", "engines/vllm-flash-hnd", "caches/small"});
   spec::Catalog catalog(specs);
   certificate::MatrixOptions options;
+  options.group_rows = false;  // a reduced specs directory: without the group-row table's families and models
   options.cache = "small";
   options.jobs = 2;
   // The override runs inside the row, between the proof on the cross-check shape and the cross-check.
