@@ -42,10 +42,11 @@ std::string where(const Enumerated& e, std::int64_t position) {
 
 }  // namespace
 
-Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& shape) {
+Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& shape,
+                            const layout::Overrides& overrides) {
   Enumerated e;
   e.layout = decl;
-  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, shape));
+  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, shape, overrides));
   if (!e.bound->fits()) return e;
   // Checked before anything is allocated. The positions are the shape's doing (the content's box on it):
   // a shape too large to enumerate is bad input. The storage is the layout's (its strides may spread

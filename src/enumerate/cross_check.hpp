@@ -35,7 +35,8 @@ struct Enumerated {
 // enumerated (too_large says why), so a valid layout never makes the cross-check allocate without bound.
 // Throws SpecError for a declaration that cannot be bound (layout::bind), and for a shape on which the
 // layout has more than kEnumerationLimit positions (a shape too large to enumerate: the caller's choice).
-Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> layout, const spec::CacheShape& shape);
+Enumerated enumerate_layout(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& shape,
+                            const layout::Overrides& overrides = {});
 
 struct CrossCheck {
   verdict::Grade grade = verdict::Grade::Unknown;

@@ -235,28 +235,6 @@ ByteMove move_bytes(const Members& sm, const Members& tm, const Coverage& c) {
   return out;
 }
 
-Enumerated enumerate_member(std::shared_ptr<const spec::Layout> decl, const spec::CacheShape& shape,
-                            const layout::Overrides& overrides) {
-  if (overrides.empty()) return enumerate_layout(decl, shape);
-  // enumerate_layout with the overrides bound too (the same limits, the same table choices).
-  Enumerated e;
-  e.layout = decl;
-  e.bound = std::make_shared<const layout::BoundLayout>(layout::bind(decl, shape, overrides));
-  if (!e.bound->fits()) return e;
-  const std::int64_t positions = box_size(*e.bound);
-  if (positions > kEnumerationLimit)
-    throw spec::SpecError(shape.file, "", "a cache shape on which " + decl->name + " has " + std::to_string(positions) + " positions",
-                          "a shape small enough to enumerate, at most " + std::to_string(kEnumerationLimit) +
-                              " positions per layout (such as small)");
-  if (auto why = too_large(*e.bound)) {
-    e.too_large = *why;
-    return e;
-  }
-  e.tables = table_choices(*e.bound);
-  for (const auto& t : e.tables) e.maps.push_back(map_addresses(*e.bound, t));
-  return e;
-}
-
 Members pointers(const EnumeratedGroup& g) {
   Members out;
   for (const auto& e : g.members) out.push_back(&e);
@@ -268,7 +246,7 @@ Members pointers(const EnumeratedGroup& g) {
 EnumeratedGroup enumerate_group(const layout::Group& group, const spec::CacheShape& shape,
                                 const layout::Overrides& overrides) {
   EnumeratedGroup g{group, {}};
-  for (const auto& m : group.members) g.members.push_back(enumerate_member(m.layout, shape, overrides));
+  for (const auto& m : group.members) g.members.push_back(enumerate_layout(m.layout, shape, overrides));
   return g;
 }
 
