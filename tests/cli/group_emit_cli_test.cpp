@@ -74,6 +74,17 @@ TEST_CASE("emit: replicated heads are fed by the lowest replica, named by rank, 
   CHECK(m["kernels"][3]["file"] == "move_t1_from_s6.cu");
   CHECK(m["kernels"][3]["heads"] == Json::array({3, 4}));
   CHECK(std::filesystem::exists(std::filesystem::path(out) / "move_t1_from_s6.cu"));
+  // Every group kernel compiles with nvcc (when it is installed; running them needs a GPU, see [cuda]).
+  if (kvlayout::test::run_command("command -v nvcc").exit_code != 0) {
+    WARN("skipped compiling the group's CUDA kernels: nvcc is not on PATH");
+    return;
+  }
+  for (const auto& k : m["kernels"]) {
+    auto built = kvlayout::test::run_command("cd '" + out + "' && nvcc -std=c++17 -O2 -arch=sm_80 -c '" +
+                                             k["file"].get<std::string>() + "' -o /dev/null 2>&1");
+    INFO(k["file"] << ": " << built.out << built.err);
+    CHECK(built.exit_code == 0);
+  }
 }
 
 TEST_CASE("emit: a group that is not exact is refused as a pair is, and bad group input exits 2", "[cli][emit][group]") {
