@@ -14,7 +14,8 @@ std::shared_ptr<const Layout> with_params(const Layout& layout, const std::map<s
                                           const std::string& name) {
   auto out = std::make_shared<Layout>(layout);
   out->name = name;
-  for (const auto& [param, value] : values) {
+  for (const auto& [name_bound, value] : values) {
+    const std::string& param = name_bound;  // clang 14 cannot capture a structured binding in a lambda
     auto it = std::find_if(out->params.begin(), out->params.end(), [&](const Parameter& p) { return p.name == param; });
     if (it == out->params.end()) {
       std::string names;
