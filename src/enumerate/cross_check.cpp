@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "enumerate/patterns.hpp"
+#include "enumerate/finding.hpp"
 #include "enumerate/value_survival.hpp"
 #include "enumerate/storage.hpp"
 #include "layout/address.hpp"
@@ -25,16 +26,6 @@ namespace {
 
 bool held(std::int64_t e) { return e != kNotHeld; }
 
-ObligationResult finding(const std::string& name, Side side, Reason reason, std::string detail) {
-  ObligationResult r;
-  r.name = name;
-  r.side = side;
-  r.status = Status::Refuted;
-  r.reason = reason;
-  r.method = "enumeration";
-  r.detail = std::move(detail);
-  return r;
-}
 
 std::string where(const Enumerated& e, std::int64_t position) {
   return layout::format_coordinate(*e.bound, coordinate_of(*e.bound, position));

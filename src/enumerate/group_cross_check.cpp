@@ -17,6 +17,7 @@
 #include "enumerate/patterns.hpp"
 #include "enumerate/storage.hpp"
 #include "layout/address.hpp"
+#include "enumerate/finding.hpp"
 #include "enumerate/value_survival.hpp"
 #include "layout/content_match.hpp"
 #include "layout/convert.hpp"
@@ -35,16 +36,6 @@ namespace {
 
 using Members = std::vector<const Enumerated*>;
 
-ObligationResult finding(const std::string& name, Side side, Reason reason, std::string detail) {
-  ObligationResult r;
-  r.name = name;
-  r.side = side;
-  r.status = Status::Refuted;
-  r.reason = reason;
-  r.method = "enumeration";
-  r.detail = std::move(detail);
-  return r;
-}
 
 // "source rank 1", or "source" for a whole layout (a group of one).
 std::string who(const layout::Group& g, std::size_t member, Side side) {

@@ -201,9 +201,9 @@ std::vector<RankAxis> load_ranks(const JsonNode& node, const std::vector<std::st
 }
 
 // A thin declaration: {"name", "instance_of": FAMILY, "bind": {param: integer, ...}, "description"?,
-// "engine"?, "notes"?}. The family is read from the same directory; every rank parameter must be bound.
+// "engine"?, "notes"?, "cite"?} (without "cite", the family's). The family is read from the same directory; every rank parameter must be bound.
 std::shared_ptr<const Layout> load_instance(const JsonNode& root, const std::string& file) {
-  root.allow_only({"name", "engine", "description", "notes", "instance_of", "bind"});
+  root.allow_only({"name", "engine", "description", "notes", "instance_of", "bind", "cite"});
   std::string name = root.at("name", "the layout's name").name("the file's stem, a non-empty string");
   std::string stem = std::filesystem::path(file).stem().string();
   if (name != stem) root.at("name", "").fail("the name \"" + name + "\"", "the file's stem \"" + stem + "\"");
@@ -235,6 +235,7 @@ std::shared_ptr<const Layout> load_instance(const JsonNode& root, const std::str
   instance->instance_of = family_name;
   if (auto e = root.find("engine")) instance->engine = e->name("a non-empty string");
   if (auto d = root.find("description")) instance->description = d->string("a string");
+  if (auto c = root.find("cite")) instance->cite = load_citation(*c);  // else the family's
   return instance;
 }
 

@@ -158,6 +158,13 @@ TEST_CASE("a thin file of an inline family binds what it names", "[spec][ranks]"
   CHECK(l->engine == "rank 1 of 2");
   CHECK(l->description == "d");
   CHECK(param(*l, "tp_rank").text == "1");
+  // A thin file's own citation replaces the family's; a malformed one is refused at its path.
+  thin["cite"] = Json{{"repo", "example/engine"}, {"path", "kv.py"}, {"symbol", "rank_cache"}, {"commit", "abc123"}};
+  l = kvlayout::spec::load_layout(dir.write("inst.json", thin.dump(2)));
+  REQUIRE(l->cite.has_value());
+  CHECK(l->cite->repo == "example/engine");
+  thin["cite"].erase("commit");
+  expect_error(dir.write("inst.json", thin.dump(2)), "inst", "/cite", "neither", "commit");
 }
 
 TEST_CASE("bad rank axes are errors naming the file, path, what was found and what was expected",
