@@ -12,7 +12,6 @@
 #include "emit/group_kernels.hpp"
 #include "emit/plan.hpp"
 #include "prove/group_report.hpp"
-#include "prove/side_cache.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::cli {
@@ -103,15 +102,13 @@ int emit_group(const GroupPair& groups, const spec::CacheShape& cache, const Arg
                           "-o DIR (a group emits one kernel per rank pair, and group.json)");
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
-  prove_options.side_cache = std::make_shared<prove::SideCache>();
   const layout::Overrides overrides = overrides_from(args);
   prove::GroupProof g = prove::prove_group(groups.source, groups.target, cache, prove_options, overrides);
   const std::string what = g.source.title() + " -> " + g.target.title();
   if (auto code = refusal(g.proof, what, cache.name, options)) return *code;
-  std::vector<emit::GroupPiece> pieces = emit::prove_group_pieces(g, cache, prove_options, overrides);
+  std::vector<emit::GroupPiece> pieces = emit::group_pieces(g);
   for (const auto& p : pieces) {
-    // The group's proof covers its pieces; a piece that fails here (a solver limit reached on a second
-    // proof) is refused as the group would be.
+    // Each piece's pair proof (made by prove_group) licenses its kernel as a pair's proof does.
     const std::string pair = p.proof.source_layout->name + " -> " + p.proof.target_layout->name;
     if (auto code = refusal(p.proof, pair + " (" + prove::format_assignment(g, p.assignment) + ")", cache.name, options))
       return *code;

@@ -11,7 +11,6 @@
 #include "emit/group_pieces.hpp"
 #include "emit/plan.hpp"
 #include "prove/group_report.hpp"
-#include "prove/side_cache.hpp"
 #include "layout/block_tables.hpp"
 #include "spec/error.hpp"
 
@@ -110,14 +109,13 @@ int run_plan_emit(const std::vector<std::string>& argv) {
   const spec::CacheShape& cache = pair.cache;
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
-  prove_options.side_cache = std::make_shared<prove::SideCache>();
   std::optional<prove::GroupProof> group;
   std::vector<emit::GroupPiece> pieces;
   prove::Proof proof;
   if (groups) {
     group = prove::prove_group(groups->source, groups->target, cache, prove_options, overrides_from(args));
     if (auto code = refusal(group->proof, group->source.title() + " -> " + group->target.title(), cache.name)) return *code;
-    pieces = emit::prove_group_pieces(*group, cache, prove_options, overrides_from(args));
+    pieces = emit::group_pieces(*group);
     for (const auto& p : pieces)
       if (auto code = refusal(p.proof, p.proof.source_layout->name + " -> " + p.proof.target_layout->name, cache.name))
         return *code;

@@ -1,32 +1,22 @@
 #include "emit/group_pieces.hpp"
 
+#include "prove/group_report.hpp"
+
 namespace kvlayout::emit {
-namespace {
 
-spec::Json range_json(const std::optional<prove::RankRange>& r) {
-  if (!r) return nullptr;
-  return spec::Json::array({r->first, r->end});
-}
+using prove::range_json;
+using prove::ranks_json;
 
-spec::Json ranks_json(const layout::GroupMember& m) {
-  spec::Json out = spec::Json::object();
-  for (const auto& [name, value] : m.rank) out[name] = value;
-  return out;
-}
-
-}  // namespace
-
-std::vector<GroupPiece> prove_group_pieces(const prove::GroupProof& g, const spec::CacheShape& cache,
-                                           const prove::ProveOptions& options, const layout::Overrides& overrides) {
+std::vector<GroupPiece> group_pieces(const prove::GroupProof& g) {
   std::vector<GroupPiece> out;
   out.reserve(g.assignment.size());
-  for (const prove::RankAssignment& a : g.assignment) {
+  for (std::size_t i = 0; i < g.assignment.size(); ++i) {
+    const prove::RankAssignment& a = g.assignment[i];
     GroupPiece p;
     p.assignment = a;
     p.target_rank = static_cast<std::int64_t>(a.target_member);
     p.source_rank = static_cast<std::int64_t>(a.source_member);
-    p.proof = prove::prove(g.source.members.at(a.source_member).layout, prove::assigned_piece(g.source, g.target, a), cache,
-                           options, overrides);
+    p.proof = g.pieces.at(i);
     out.push_back(std::move(p));
   }
   return out;

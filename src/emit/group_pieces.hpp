@@ -18,10 +18,8 @@ struct GroupPiece {
   prove::Proof proof;                             // source member -> assigned piece
 };
 
-// @pre g was proven by prove_group on `cache` with `overrides`. One piece per assignment entry, in the
-// assignment's order. Pass the ProveOptions the group was proven with (its side cache spares the work).
-std::vector<GroupPiece> prove_group_pieces(const prove::GroupProof& g, const spec::CacheShape& cache,
-                                           const prove::ProveOptions& options, const layout::Overrides& overrides);
+// One piece per assignment entry, in the assignment's order, with the pair proof prove_group made of it.
+std::vector<GroupPiece> group_pieces(const prove::GroupProof& g);
 
 // The worst piece grade as the CLI reads it: the first piece that is UNKNOWN, else the first one `accept`
 // refuses, else nullptr.

@@ -36,11 +36,8 @@ namespace {
 
 using Members = std::vector<const Enumerated*>;
 
-
-// "source rank 1", or "source" for a whole layout (a group of one).
 std::string who(const layout::Group& g, std::size_t member, Side side) {
-  const std::string word = side == Side::Source ? "source" : "target";
-  return g.is_family() ? word + " " + g.label(member) : word;
+  return g.who(member, side == Side::Source ? "source" : "target");
 }
 
 std::string where(const Enumerated& e, std::int64_t position) {

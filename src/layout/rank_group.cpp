@@ -13,6 +13,10 @@ std::string Group::label(std::size_t member) const {
   return out;
 }
 
+std::string Group::who(std::size_t member, const std::string& word) const {
+  return is_family() ? word + " " + label(member) : word;
+}
+
 std::string Group::title() const {
   if (sizes.empty()) return declaration->name;
   std::string out;

@@ -28,6 +28,8 @@ struct Group {
   bool is_family() const { return !declaration->ranks.empty(); }
   // "rank 1" (one rank axis), "tp_rank 1, pp_rank 0" (several), "whole" (not a family).
   std::string label(std::size_t member) const;
+  // "source rank 1" for word "source", or just "source" for a whole layout (a group of one).
+  std::string who(std::size_t member, const std::string& word) const;
   // "vllm-flash-nhd-tp (tp_size=2)" or the plain name.
   std::string title() const;
 };

@@ -59,7 +59,7 @@ class GroupRun {
   std::string word(Side side) const { return side == Side::Source ? "source" : "target"; }
   // "source rank 1", or "source" for a whole layout (a group of one).
   std::string who(Side side, std::size_t member) const {
-    return group(side).is_family() ? word(side) + " " + group(side).label(member) : word(side);
+    return group(side).who(member, word(side));
   }
   const layout::Group& group(Side side) const { return side == Side::Source ? out_.source : out_.target; }
 
@@ -276,7 +276,8 @@ class GroupRun {
     bool values_done = false;
     for (const RankAssignment& a : out_.assignment) {
       auto piece = assigned_piece(out_.source, out_.target, a);
-      Proof p = prove(out_.source.members[a.source_member].layout, piece, cache_, options_, overrides_);
+      out_.pieces.push_back(prove(out_.source.members[a.source_member].layout, piece, cache_, options_, overrides_));
+      const Proof& p = out_.pieces.back();
       out_.proof.queries += p.queries;
       const std::string label = who(Side::Target, a.target_member) + " <- " + who(Side::Source, a.source_member);
       for (const auto& r : p.obligations) {

@@ -36,6 +36,9 @@ struct GroupProof {
   // members' (for naming coordinates: every instance of a family has the same tensors).
   Proof proof;
   std::vector<RankAssignment> assignment;           // sorted by (target member, source member, layers, heads)
+  // Parallel to assignment: each piece proven as a pair (source member -> assigned_piece), what emit and
+  // plan emit work from.
+  std::vector<Proof> pieces;
 };
 
 // @pre source and target were expanded on `cache` with the same `overrides`.

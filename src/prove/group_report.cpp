@@ -20,28 +20,28 @@ spec::Json group_json(const layout::Group& g) {
   spec::Json sizes = spec::Json::object();
   for (const auto& [name, value] : g.sizes) sizes[name] = value;
   spec::Json instances = spec::Json::array();
-  for (std::size_t m = 0; m < g.members.size(); ++m) {
-    spec::Json rank = spec::Json::object();
-    for (const auto& [name, value] : g.members[m].rank) rank[name] = value;
-    instances.push_back({{"rank", rank_number(m)}, {"ranks", rank}, {"layout", g.members[m].layout->name}});
-  }
+  for (std::size_t m = 0; m < g.members.size(); ++m)
+    instances.push_back({{"rank", rank_number(m)}, {"ranks", ranks_json(g.members[m])}, {"layout", g.members[m].layout->name}});
   return {{"name", g.declaration->name}, {"family", g.is_family()}, {"sizes", sizes}, {"instances", instances}};
 }
+
+}  // namespace
 
 spec::Json range_json(const std::optional<RankRange>& r) {
   if (!r) return nullptr;
   return spec::Json::array({r->first, r->end});
 }
 
-}  // namespace
+spec::Json ranks_json(const layout::GroupMember& m) {
+  spec::Json out = spec::Json::object();
+  for (const auto& [name, value] : m.rank) out[name] = value;
+  return out;
+}
 
 std::string format_assignment(const GroupProof& g, const RankAssignment& a, const std::string& source_word,
                               const std::string& target_word) {
   std::string box = range_text("head", a.heads) + range_text("layer", a.layers);
-  auto side = [](const layout::Group& group, std::size_t m, const std::string& word) {
-    return group.is_family() ? word + " " + group.label(m) : word;
-  };
-  return side(g.target, a.target_member, target_word) + box + " <- " + side(g.source, a.source_member, source_word) + box;
+  return g.target.who(a.target_member, target_word) + box + " <- " + g.source.who(a.source_member, source_word) + box;
 }
 
 std::string format_group_text(const GroupProof& g) {

@@ -167,7 +167,7 @@ GroupCase make_case(const std::string& source, std::map<std::string, std::int64_
   c.proof = prove::prove_group(S, T, cache, options);
   INFO(c.text << ": " << prove::grade_name(c.proof.proof.grade));
   REQUIRE(prove::is_exact(c.proof.proof.grade));
-  c.pieces = emit::prove_group_pieces(c.proof, cache, options, {});
+  c.pieces = emit::group_pieces(c.proof);
   emit::EmitOptions o;
   o.name = "group" + std::to_string(index);
   c.kernels = emit::emit_group_kernels(c.pieces, o);
@@ -299,7 +299,7 @@ TEST_CASE("every plan of a group's rank pairs is accepted by plan check of its p
     layout::Group T = layout::expand_group(named("vllm-flash-nhd-tp"), cache, {{"tp_size", t}});
     prove::GroupProof g = prove::prove_group(S, T, cache, options);
     REQUIRE(prove::is_exact(g.proof.grade));
-    auto pieces = emit::prove_group_pieces(g, cache, options, {});
+    auto pieces = emit::group_pieces(g);
     for (check::PlanFormat format : {check::PlanFormat::Families, check::PlanFormat::Descriptors}) {
       auto plans = check::emit_group_plans(g, pieces, [&](const prove::Proof&) {
         check::PlanEmitOptions o;
