@@ -1,7 +1,6 @@
 #include "emit/kernel_fixture.hpp"
 
-#include <dlfcn.h>
-
+#include <cstdlib>
 #include <stdexcept>
 
 #include "enumerate/patterns.hpp"
@@ -12,40 +11,16 @@
 
 namespace kvlayout::test {
 
-KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std::string& directory) {
-  std::string command;
-  std::vector<std::string> libraries;
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    std::string cpp = directory + "/kernels" + std::to_string(i) + ".cpp";
-    std::string so = directory + "/kernels" + std::to_string(i) + ".so";
-    {
-      FILE* f = std::fopen(cpp.c_str(), "w");
-      std::fputs(sources[i].c_str(), f);
-      std::fclose(f);
-    }
-    command += "g++ -std=c++17 -O0 -fPIC -shared -pthread -Wall -Werror '" + cpp + "' -o '" + so + "' " +
-               (i % 2 == 0 ? "& " : "&& wait; ");
-    libraries.push_back(so);
-  }
-  command += "wait";
-  auto r = run_command(command);
-  if (r.exit_code != 0 || !r.err.empty()) throw std::runtime_error("compiling kernels failed:\n" + r.err.substr(0, 4000));
-  for (const auto& so : libraries) {
-    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-    handles_.push_back(h);
-  }
+std::vector<std::string> isa_variants() {
+  std::vector<std::string> out{"baseline"};
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_supports("avx2")) out.push_back("avx2");
+#endif
+  return out;
 }
 
-KernelLibrary::~KernelLibrary() {
-  for (void* h : handles_) dlclose(h);
-}
-
-Kernel KernelLibrary::find(const std::string& name) const {
-  for (void* h : handles_)
-    if (void* f = dlsym(h, name.c_str())) return reinterpret_cast<Kernel>(f);
-  return nullptr;
-}
+ScopedIsa::ScopedIsa(const std::string& variant) { setenv("KVLAYOUT_ISA", variant.c_str(), 1); }
+ScopedIsa::~ScopedIsa() { unsetenv("KVLAYOUT_ISA"); }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {
   std::vector<std::vector<std::int32_t>> out;

@@ -6,21 +6,31 @@
 #include <vector>
 
 #include "enumerate/cross_check.hpp"
+#include "native/kernel_library.hpp"
 
 namespace kvlayout::test {
 
-using Kernel = int (*)(void* const*, void* const*, const std::int32_t* const*, const std::int32_t* const*, std::int64_t, int);
+using Kernel = native::RelayoutKernel;
 
-// Compiles `sources` (each a complete translation unit) into shared libraries, two compilers at a time,
-// and loads them. Throws with the compiler's output on failure.
-class KernelLibrary {
+// Emitted kernels compiled unoptimised (quick to build) with -Wall -Werror: a warning in generated code is a
+// generator bug.
+class KernelLibrary : public native::KernelLibrary {
  public:
-  KernelLibrary(const std::vector<std::string>& sources, const std::string& directory);
-  ~KernelLibrary();
-  Kernel find(const std::string& name) const;
+  KernelLibrary(const std::vector<std::string>& sources, const std::string& directory)
+      : native::KernelLibrary(sources, directory, native::CompileOptions{"", {"-O0"}, 2, true}) {}
+};
 
- private:
-  std::vector<void*> handles_;
+// The instruction-set variants an emitted CPU kernel carries that this CPU runs: "baseline" always, "avx2"
+// when the CPU has it. Tests run each kernel under every one.
+std::vector<std::string> isa_variants();
+
+// Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call).
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(const std::string& variant);
+  ~ScopedIsa();
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
 };
 
 struct KernelRun {

@@ -1,7 +1,8 @@
 // Every emitted CPU kernel of the shipped specs, compiled and run against the byte oracle: destination
 // poisoned first, every byte compared (padding and positions outside the domain must stay poison), under
 // identity, reversed and random block tables, for full and partial token counts and 1 or 3 threads; and
-// every kernel refuses bad input without writing.
+// every kernel refuses bad input without writing. Each kernel runs in every instruction-set variant it
+// carries that this CPU has (baseline SSE2, AVX2).
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,13 +60,16 @@ TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's
     exact += prove::is_exact(c.grade);
     subset += c.grade == prove::Grade::Subset;
     not_exact += c.grade == prove::Grade::NotExact;
-    for (std::size_t k = 0; k < 3; ++k) {
-      for (std::int64_t n : {small.params.at("num_tokens"), std::int64_t{37}, std::int64_t{0}}) {
-        INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-        test::KernelRun run = test::run_against_oracle(kernel, S, T, k, n, k == 1 ? 3 : 1);
-        CHECK(run.code == 0);
-        CHECK(run.wrong_bytes == 0);
-        if (n > 0) CHECK(run.moved > 0);
+    for (const std::string& variant : test::isa_variants()) {
+      test::ScopedIsa isa(variant);
+      for (std::size_t k = 0; k < 3; ++k) {
+        for (std::int64_t n : {small.params.at("num_tokens"), std::int64_t{37}, std::int64_t{0}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(kernel, S, T, k, n, k == 1 ? 3 : 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          if (n > 0) CHECK(run.moved > 0);
+        }
       }
     }
     // Bad input: a token count past the capacity, a table entry out of its range; nothing written.
@@ -136,13 +140,16 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
     INFO(layouts[c.s]->name << " -> " << layouts[c.t]->name);
     test::Kernel kernel = library.find(c.name);
     REQUIRE(kernel != nullptr);
-    for (std::size_t k = 0; k < 3; ++k) {
-      for (std::int64_t n : {cache.params.at("num_tokens"), std::int64_t{37}}) {
-        INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-        test::KernelRun run = test::run_against_oracle(kernel, enumerated[c.s], enumerated[c.t], k, n, k == 1 ? 3 : 1);
-        CHECK(run.code == 0);
-        CHECK(run.wrong_bytes == 0);
-        CHECK(run.moved > 0);
+    for (const std::string& variant : test::isa_variants()) {
+      test::ScopedIsa isa(variant);
+      for (std::size_t k = 0; k < 3; ++k) {
+        for (std::int64_t n : {cache.params.at("num_tokens"), std::int64_t{37}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(kernel, enumerated[c.s], enumerated[c.t], k, n, k == 1 ? 3 : 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+        }
       }
     }
   }
@@ -232,4 +239,40 @@ TEST_CASE("the kernel generator refuses a proof that does not license the move, 
   CHECK_THROWS_WITH(emit::emit_kernel(partial, o), Catch::Contains("injective(source) is not proved"));
   // The same pair, fully proven, is emitted.
   CHECK_NOTHROW(emit::emit_kernel(prove::prove(nhd, nhd, small), o));
+}
+
+TEST_CASE("the kernel tests run the AVX2 variant: one broken in it alone is caught there and not in the baseline", "[emit][kernels]") {
+  // Control for the variant loop above: the AVX2 copy's 32-byte loads replaced by zeros. Streaming paths
+  // (threshold 0) on 32-element heads, where every run is at least 64 bytes.
+  if (test::isa_variants().size() < 2) {
+    WARN("this CPU has no AVX2: only the baseline variant runs here");
+    return;
+  }
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 64;
+  auto source = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  auto target = spec::load_layout(catalog.find_layout("sglang-mha").string());
+  prove::Proof p = prove::prove(source, target, cache);
+  emit::EmitOptions o;
+  o.name = "broken_avx2";
+  o.streaming_from_bytes = 0;
+  std::string code = emit::emit_kernel(p, o);
+  const std::string load = "_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k))";
+  std::size_t replaced = 0;
+  for (std::size_t at = code.find(load); at != std::string::npos; at = code.find(load, at)) {
+    code.replace(at, load.size(), "_mm256_setzero_si256()");
+    ++replaced;
+  }
+  REQUIRE(replaced >= 2);
+  test::TempDir dir;
+  test::KernelLibrary library({code}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
+  {
+    test::ScopedIsa isa("baseline");
+    CHECK(test::run_against_oracle(library.find("broken_avx2"), S, T, 2, 64, 1).wrong_bytes == 0);
+  }
+  test::ScopedIsa isa("avx2");
+  CHECK(test::run_against_oracle(library.find("broken_avx2"), S, T, 2, 64, 1).wrong_bytes > 0);
 }

@@ -1,0 +1,343 @@
+// Every emittable pair at the memory limit: each ordered pair of shipped engine layouts (same content,
+// controls and rank families left out) that proves EXACT on a cache shape is emitted, compiled with -O2 and
+// timed against memcpy of the same bytes at equal thread count. The cache is cut to --mib MiB per side
+// (256 by default), and the six headline pairs run again at --headline-mib (1024).
+//
+// Each repetition times memcpy and the kernel back to back, alternating which goes first, for every
+// thread count; the figures are the medians over repetitions and the ratio is kernel bandwidth over
+// memcpy bandwidth. Buffers start on pages; block tables are seeded random permutations.
+//
+// Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
+//                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N]
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emit/emit.hpp"
+#include "layout/block_tables.hpp"
+#include "native/kernel_library.hpp"
+#include "prove/proof.hpp"
+#include "spec/catalog.hpp"
+#include "spec/json_node.hpp"
+
+using namespace kvlayout;
+
+namespace {
+
+struct Options {
+  std::int64_t mib = 256, headline_mib = 1024;
+  int repetitions = 5, jobs = 2;
+  std::vector<int> threads = {1, 2};
+  std::string filter, json, workdir = "/tmp/kvlayout-sweep";
+  std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
+  bool hugepages = false;
+};
+
+const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-flash-nhd", "lmcache-2ltd"},
+                                    {"trtllm-pool", "vllm-flash-nhd"},   {"vllm-flash-nhd", "sglang-mha"},
+                                    {"vllm-flash-nhd", "vllm-flash-hnd"}, {"vllm-paged-legacy", "vllm-flash-nhd"}};
+
+// One page-aligned anonymous mapping, touched once before any timing (as a serving cache is), optionally
+// with transparent huge pages requested (madvise(MADV_HUGEPAGE), the guidance for callers in
+// bench/README.md). The pairs' buffers are carved from it, so no pair pays page faults.
+class Arena {
+ public:
+  Arena(std::size_t bytes, bool hugepages) : bytes_(std::max<std::size_t>(bytes, 4096)) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    if (hugepages) madvise(p, bytes_, MADV_HUGEPAGE);
+    data_ = static_cast<char*>(p);
+    for (std::size_t i = 0; i < bytes_; i += 4096) data_[i] = static_cast<char>(i >> 12);
+  }
+  ~Arena() { munmap(data_, bytes_); }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  // The next `bytes`, 4096-aligned; reset() starts again from the beginning.
+  char* take(std::size_t bytes) {
+    const std::size_t at = used_;
+    used_ += (bytes + 4095) / 4096 * 4096;
+    if (used_ > bytes_) throw std::runtime_error("the sweep's arena is too small");
+    return data_ + at;
+  }
+  void reset() { used_ = 0; }
+
+ private:
+  std::size_t bytes_, used_ = 0;
+  char* data_ = nullptr;
+};
+
+struct Side {
+  std::vector<void*> bases;
+  std::vector<std::vector<std::int32_t>> tables;
+  std::vector<const std::int32_t*> table_bases;
+};
+
+// The bytes a side takes from the arena.
+std::size_t side_bytes(const layout::BoundLayout& b) {
+  std::size_t total = 0;
+  for (const auto& t : b.tensors) total += static_cast<std::size_t>(t.instances) * ((static_cast<std::size_t>(t.size * b.element_bytes()) + 4095) / 4096 * 4096);
+  return total;
+}
+
+Side allocate(const layout::BoundLayout& b, std::uint64_t seed, Arena& arena) {
+  Side s;
+  for (const auto& t : b.tensors)
+    for (std::int64_t i = 0; i < t.instances; ++i) s.bases.push_back(arena.take(static_cast<std::size_t>(t.size * b.element_bytes())));
+  layout::BlockTables tables = layout::random_tables(b, seed);
+  for (std::size_t t = 0; t < b.tables.size(); ++t) {
+    std::vector<std::int32_t> entries;
+    for (std::int64_t i = 0; i < b.tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(tables.entry(t, i)));
+    s.tables.push_back(std::move(entries));
+  }
+  for (auto& t : s.tables) s.table_bases.push_back(t.data());
+  return s;
+}
+
+std::int64_t held_bytes(const layout::BoundLayout& b) {
+  std::int64_t positions = 1;
+  for (std::int64_t e : b.coord_extents) positions *= e;
+  return positions * b.element_bytes();
+}
+
+double seconds_of(const std::function<void()>& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// memcpy of `bytes`, split evenly across `threads` (as the kernels split their work).
+void split_memcpy(char* to, const char* from, std::size_t bytes, int threads) {
+  auto part = [&](int p) {
+    const std::size_t begin = bytes * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
+    const std::size_t end = bytes * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
+    std::memcpy(to + begin, from + begin, end - begin);
+  };
+  std::vector<std::thread> workers;
+  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
+  part(0);
+  for (auto& w : workers) w.join();
+}
+
+struct Pair {
+  std::string cache, source, target, grade, kernel;
+  spec::CacheShape cache_shape;
+  std::size_t arena_bytes = 0;  // both sides and the memcpy buffers
+  std::string code;  // the emitted kernel
+  std::shared_ptr<const spec::Layout> source_layout, target_layout;
+  std::int64_t tokens = 0;
+  bool headline = false;
+};
+
+struct Timing {
+  double kernel_gibs = 0, memcpy_gibs = 0, ratio = 0;
+};
+
+bool is_headline(const std::string& s, const std::string& t) {
+  for (const auto& h : kHeadline)
+    if (s == h[0] && t == h[1]) return true;
+  return false;
+}
+
+// Phase 1: every ordered same-content pair of shipped engine layouts that fits the cache and proves EXACT,
+// with its kernel emitted.
+std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
+  std::vector<std::shared_ptr<const spec::Layout>> engines;
+  for (const auto& f : catalog.layout_files()) {
+    auto l = spec::load_layout(f.string());
+    if (!l->control && !spec::is_family(*l)) engines.push_back(l);
+  }
+  std::vector<Pair> pairs;
+  for (const char* cache_name : {"llama-3.1-8b", "deepseek-v3"}) {
+    const spec::CacheShape cache = spec::load_cache(catalog.find_cache(cache_name).string());
+    for (const auto& s : engines) {
+      const layout::BoundLayout one = layout::bind(s, cache, {{"num_tokens", 64}});
+      if (!one.fits()) continue;
+      const std::int64_t per_token = held_bytes(one) / 64;
+      for (const auto& t : engines) {
+        if (s->content.name != t->content.name || s == t) continue;
+        if (!o.filter.empty() && (s->name + "/" + t->name).find(o.filter) == std::string::npos) continue;
+        for (bool headline : {false, true}) {
+          if (headline && (o.headline_mib <= 0 || std::string(cache_name) != "llama-3.1-8b" || !is_headline(s->name, t->name))) continue;
+          const std::int64_t mib = headline ? o.headline_mib : o.mib;
+          const std::int64_t tokens = std::max<std::int64_t>(64, (mib << 20) / per_token / 64 * 64);
+          prove::Proof proof;
+          try {
+            proof = prove::prove(s, t, cache, {}, {{"num_tokens", tokens}});
+          } catch (const std::exception&) {
+            continue;  // a pair that does not bind at this size (e.g. a fixed pool) is not in the sweep
+          }
+          if (proof.grade != prove::Grade::ExactByte && proof.grade != prove::Grade::ExactToken) continue;
+          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", s, t, tokens, headline};
+          p.arena_bytes = side_bytes(*proof.source_bound) + side_bytes(*proof.target_bound) + 2 * static_cast<std::size_t>(held_bytes(*proof.source_bound)) + 8192;
+          emit::EmitOptions e;
+          e.name = p.kernel;
+          p.code = emit::emit_kernel(proof, e);
+          pairs.push_back(std::move(p));
+        }
+      }
+    }
+  }
+  return pairs;
+}
+
+// Phase 2: the kernels compiled as a serving build would (-O2).
+std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, const Options& o) {
+  std::vector<std::string> sources;
+  for (const Pair& p : pairs) sources.push_back(p.code);
+  if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
+    if (sources.size() != 1) throw std::runtime_error("--source needs --filter to select exactly one pair");
+    std::ifstream in(o.replacement);
+    sources[0].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::create_directories(o.workdir);
+  native::CompileOptions c;
+  c.jobs = o.jobs;
+  return std::make_unique<native::KernelLibrary>(sources, o.workdir, c);
+}
+
+// Phase 3: one pair timed, interleaved with memcpy of the same bytes, for every thread count.
+std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, const Options& o) {
+  const layout::BoundLayout sb = layout::bind(p.source_layout, p.cache_shape, {{"num_tokens", p.tokens}});
+  const layout::BoundLayout tb = layout::bind(p.target_layout, p.cache_shape, {{"num_tokens", p.tokens}});
+  arena.reset();
+  Side s = allocate(sb, 1, arena), t = allocate(tb, 2, arena);
+  const std::size_t bytes = static_cast<std::size_t>(held_bytes(sb));
+  char* const from = arena.take(bytes);
+  char* const to = arena.take(bytes);
+  std::map<int, std::vector<double>> kernel_s, memcpy_s;
+  int failed = 0;
+  auto run_kernel = [&](int threads) {
+    failed |= kernel(s.bases.data(), t.bases.data(), s.table_bases.data(), t.table_bases.data(), p.tokens, threads);
+  };
+  for (int threads : o.threads) run_kernel(threads);  // warm: first-touch effects and thread start-up
+  for (int r = 0; r < o.repetitions; ++r)
+    for (int threads : o.threads) {
+      auto k = [&] { kernel_s[threads].push_back(seconds_of([&] { run_kernel(threads); })); };
+      auto m = [&] { memcpy_s[threads].push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); })); };
+      if (r % 2 == 0) k(), m();
+      else m(), k();
+    }
+  if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
+  std::map<int, Timing> out;
+  const double gib = static_cast<double>(bytes) / double(1 << 30);
+  for (int threads : o.threads) {
+    Timing timing;
+    timing.kernel_gibs = gib / median(kernel_s[threads]);
+    timing.memcpy_gibs = gib / median(memcpy_s[threads]);
+    timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
+    out[threads] = timing;
+  }
+  return out;
+}
+
+std::vector<int> parse_threads(const std::string& list) {
+  std::vector<int> out;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    std::size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    out.push_back(std::max(1, std::atoi(list.substr(at, comma - at).c_str())));
+    at = comma + 1;
+  }
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "kvlayout_bench_sweep: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--mib") o.mib = std::atoll(next().c_str());
+    else if (a == "--headline-mib") o.headline_mib = std::atoll(next().c_str());
+    else if (a == "--repetitions") o.repetitions = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--threads") o.threads = parse_threads(next());
+    else if (a == "--filter") o.filter = next();
+    else if (a == "--json") o.json = next();
+    else if (a == "--workdir") o.workdir = next();
+    else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--hugepages") o.hugepages = true;
+    else if (a == "--source") o.replacement = next();
+    else {
+      std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
+                   "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N]\n";
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  const spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Pair> pairs = exact_pairs(catalog, o);
+  std::fprintf(stderr, "sweep: %zu exact pairs; emitting and compiling their kernels\n", pairs.size());
+  std::fprintf(stderr, "sweep: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const auto library = compile(pairs, o);
+  std::size_t arena_bytes = 0;
+  for (const Pair& p : pairs) arena_bytes = std::max(arena_bytes, p.arena_bytes);
+  Arena arena(arena_bytes, o.hugepages);
+  std::fprintf(stderr, "sweep: compiled, %.0f s; arena %.0f MiB\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               static_cast<double>(arena_bytes) / (1 << 20));
+  spec::Json rows = spec::Json::array();
+  std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const Pair& p = pairs[i];
+    const auto timings = measure(p, library->find(p.kernel), arena, o);
+    spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
+                      {"tokens", p.tokens}, {"headline", p.headline}};
+    std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));
+    for (const auto& [threads, t] : timings) {
+      row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
+      std::printf("  %dT %5.2f GiB/s %.2fx", threads, t.kernel_gibs, t.ratio);
+      if (!p.headline) ratios[threads].push_back(t.ratio);
+    }
+    std::printf("%s\n", p.headline ? "  (headline)" : "");
+    std::fflush(stdout);
+    rows.push_back(row);
+    std::fprintf(stderr, "\rsweep: %zu / %zu pairs, %.0f s", i + 1, pairs.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::fprintf(stderr, "\n");
+  spec::Json summary = spec::Json::object();
+  for (auto& [threads, v] : ratios) {
+    std::sort(v.begin(), v.end());
+    const auto below = std::count_if(v.begin(), v.end(), [](double r) { return r < 0.8; });
+    summary[std::to_string(threads)] = {{"pairs", v.size()}, {"min", v.front()}, {"median", median(v)}, {"max", v.back()}, {"below_0_8", below}};
+    std::printf("threads %d: %zu pairs, ratio to memcpy min %.2f median %.2f max %.2f, %ld below 0.8\n", threads, v.size(), v.front(),
+                median(v), v.back(), static_cast<long>(below));
+  }
+  if (!o.json.empty())
+    std::ofstream(o.json) << spec::Json{{"mib", o.mib}, {"headline_mib", o.headline_mib}, {"repetitions", o.repetitions},
+                                        {"hugepages", o.hugepages}, {"pairs", rows}, {"summary", summary}}
+                                 .dump(2)
+                          << "\n";
+  return 0;
+}

@@ -1,0 +1,126 @@
+#include "native/kernel_library.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace kvlayout::native {
+namespace {
+
+std::string compiler_of(const CompileOptions& o) {
+  if (!o.compiler.empty()) return o.compiler;
+  const char* cxx = std::getenv("CXX");
+  return cxx != nullptr && *cxx != '\0' ? cxx : "c++";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Job {
+  std::vector<std::string> argv;
+  std::string log;  // the compiler's stdout and stderr
+  pid_t pid = -1;
+};
+
+// Starts `job` with its output sent to job.log. @post job.pid > 0, or CompileError.
+void start(Job& job) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, job.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  for (auto& a : job.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int failed = posix_spawnp(&job.pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) throw CompileError("cannot start the compiler '" + job.argv[0] + "' (set $CXX to a C++17 compiler)");
+}
+
+std::string command_line(const Job& job) {
+  std::string s;
+  for (const auto& a : job.argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+// Waits for `job`. @throws CompileError with the compiler's output unless it exited 0 and printed nothing
+// (a warning in generated code is a generator bug when warnings are errors; otherwise output is allowed).
+void finish(Job& job, bool quiet_required) {
+  int status = 0;
+  waitpid(job.pid, &status, 0);
+  const std::string output = read_text(job.log);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (quiet_required && !output.empty()))
+    throw CompileError("compiling an emitted kernel failed: " + command_line(job) + "\n" + output.substr(0, 4000));
+}
+
+}  // namespace
+
+KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std::string& directory, const CompileOptions& options) {
+  std::vector<Job> jobs;
+  std::vector<std::string> libraries;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string stem = directory + "/kernels" + std::to_string(i);
+    std::ofstream(stem + ".cpp") << sources[i];
+    Job job;
+    job.argv = {compiler_of(options), "-std=c++17", "-fPIC", "-shared", "-pthread"};
+    for (const auto& f : options.flags) job.argv.push_back(f);
+    if (options.warnings_are_errors) {
+      job.argv.push_back("-Wall");
+      job.argv.push_back("-Werror");
+    }
+    job.argv.insert(job.argv.end(), {stem + ".cpp", "-o", stem + ".so"});
+    job.log = stem + ".log";
+    jobs.push_back(std::move(job));
+    libraries.push_back(stem + ".so");
+  }
+  // Phase 1: compile, at most options.jobs at a time; every started compiler is waited for.
+  const std::size_t width = static_cast<std::size_t>(options.jobs < 1 ? 1 : options.jobs);
+  std::string failure;
+  for (std::size_t first = 0; first < jobs.size(); first += width) {
+    const std::size_t end = std::min(jobs.size(), first + width);
+    std::size_t started = first;
+    try {
+      for (; started < end; ++started) start(jobs[started]);
+    } catch (const CompileError& e) {
+      failure = e.what();
+    }
+    for (std::size_t j = first; j < started; ++j) try {
+        finish(jobs[j], options.warnings_are_errors);
+      } catch (const CompileError& e) {
+        if (failure.empty()) failure = e.what();
+      }
+    if (!failure.empty()) throw CompileError(failure);
+  }
+  // Phase 2: load. @post handles_.size() == sources.size().
+  for (const auto& so : libraries) {
+    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      for (void* loaded : handles_) dlclose(loaded);
+      throw CompileError(std::string("cannot load a compiled kernel: ") + dlerror());
+    }
+    handles_.push_back(h);
+  }
+}
+
+KernelLibrary::~KernelLibrary() {
+  for (void* h : handles_) dlclose(h);
+}
+
+RelayoutKernel KernelLibrary::find(const std::string& name) const {
+  for (void* h : handles_)
+    if (void* f = dlsym(h, name.c_str())) return reinterpret_cast<RelayoutKernel>(f);
+  return nullptr;
+}
+
+}  // namespace kvlayout::native
