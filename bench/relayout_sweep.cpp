@@ -9,6 +9,7 @@
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N]
+#include <immintrin.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -137,6 +139,43 @@ void split_memcpy(char* to, const char* from, std::size_t bytes, int threads) {
   for (auto& w : workers) w.join();
 }
 
+// The access pattern's own ceiling: the same bytes copied in chunks of `chunk` bytes, taken in a random
+// order within each 4 MiB window on both sides (as random per-layer block tables place them). Each chunk
+// is streamed (AVX2 where the CPU has it) with the next one prefetched and no index arithmetic at all, so
+// a pair whose runs are such chunks should not expect to beat it.
+// One chunk: 32-byte loads and streaming stores (AVX2, as the kernels' AVX2 variant copies).
+__attribute__((target("avx2"))) void stream_chunk_avx2(char* t, const char* f, std::size_t chunk) {
+  for (std::size_t k = 0; k < chunk; k += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(t + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + k)));
+}
+
+void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_t chunk, const std::vector<std::uint32_t>& from_order,
+                       const std::vector<std::uint32_t>& to_order, int threads) {
+  const std::size_t chunks = bytes / chunk;
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  auto part = [&](int p) {
+    const std::size_t begin = chunks * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
+    const std::size_t end = chunks * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
+    for (std::size_t c = begin; c < end; ++c) {
+      const char* f = from + from_order[c] * chunk;
+      if (c + 1 < end)
+        for (std::size_t k = 0; k < chunk; k += 64) __builtin_prefetch(from + from_order[c + 1] * chunk + k, 0, 3);
+      char* t = to + to_order[c] * chunk;
+      if (avx2) {
+        stream_chunk_avx2(t, f, chunk);
+        continue;
+      }
+      for (std::size_t k = 0; k < chunk; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(t + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + k)));
+    }
+    _mm_sfence();
+  };
+  std::vector<std::thread> workers;
+  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
+  part(0);
+  for (auto& w : workers) w.join();
+}
+
 struct Pair {
   std::string cache, source, target, grade, kernel;
   spec::CacheShape cache_shape;
@@ -201,8 +240,10 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
 
 // Phase 2: the kernels compiled as a serving build would (-O2).
 std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, const Options& o) {
-  std::vector<std::string> sources;
-  for (const Pair& p : pairs) sources.push_back(p.code);
+  // Sixteen kernels per translation unit (each lives in its own namespace): the compiler's start-up and
+  // the headers, not the kernels, took most of the time compiling one file per kernel.
+  std::vector<std::string> sources((pairs.size() + 15) / 16);
+  for (std::size_t i = 0; i < pairs.size(); ++i) sources[i / 16] += pairs[i].code;
   if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
     if (sources.size() != 1) throw std::runtime_error("--source needs --filter to select exactly one pair");
     std::ifstream in(o.replacement);
@@ -245,6 +286,42 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
     timing.memcpy_gibs = gib / median(memcpy_s[threads]);
     timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
     out[threads] = timing;
+  }
+  return out;
+}
+
+// Phase 0: memcpy against random-order chunk copies of --mib MiB, per thread count (interleaved).
+spec::Json measure_patterns(Arena& arena, const Options& o) {
+  const std::size_t bytes = static_cast<std::size_t>(o.mib) << 20;
+  arena.reset();
+  char* const from = arena.take(bytes);
+  char* const to = arena.take(bytes);
+  spec::Json out = spec::Json::array();
+  for (std::size_t chunk : {std::size_t{256}, std::size_t{2048}, std::size_t{32768}}) {
+    std::vector<std::uint32_t> from_order(bytes / chunk), to_order(bytes / chunk);
+    for (std::size_t i = 0; i < from_order.size(); ++i) from_order[i] = to_order[i] = static_cast<std::uint32_t>(i);
+    // Shuffled within 4 MiB windows: a layer's K or V tensor at this size (block tables are per layer).
+    std::mt19937_64 rng(chunk);
+    const std::size_t window = (std::size_t{4} << 20) / chunk;
+    for (std::size_t w = 0; w < from_order.size(); w += window) {
+      const auto end = static_cast<std::ptrdiff_t>(std::min(from_order.size(), w + window));
+      std::shuffle(from_order.begin() + static_cast<std::ptrdiff_t>(w), from_order.begin() + end, rng);
+      std::shuffle(to_order.begin() + static_cast<std::ptrdiff_t>(w), to_order.begin() + end, rng);
+    }
+    spec::Json row = {{"chunk_bytes", chunk}};
+    std::printf("pattern: %6zu-byte chunks, random within 4 MiB, both sides", chunk);
+    for (int threads : o.threads) {
+      std::vector<double> chunked, plain;
+      for (int r = 0; r < o.repetitions; ++r) {
+        chunked.push_back(seconds_of([&] { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }));
+        plain.push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); }));
+      }
+      const double ratio = median(plain) / median(chunked);
+      row["threads"][std::to_string(threads)] = {{"ratio", ratio}, {"gib_s", static_cast<double>(bytes) / double(1 << 30) / median(chunked)}};
+      std::printf("  %dT %.2fx of memcpy", threads, ratio);
+    }
+    std::printf("\n");
+    out.push_back(row);
   }
   return out;
 }
@@ -303,9 +380,11 @@ int main(int argc, char** argv) {
   const auto library = compile(pairs, o);
   std::size_t arena_bytes = 0;
   for (const Pair& p : pairs) arena_bytes = std::max(arena_bytes, p.arena_bytes);
+  arena_bytes = std::max(arena_bytes, (static_cast<std::size_t>(o.mib) << 21) + 8192);
   Arena arena(arena_bytes, o.hugepages);
   std::fprintf(stderr, "sweep: compiled, %.0f s; arena %.0f MiB\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                static_cast<double>(arena_bytes) / (1 << 20));
+  const spec::Json patterns = measure_patterns(arena, o);
   spec::Json rows = spec::Json::array();
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
   for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -336,7 +415,7 @@ int main(int argc, char** argv) {
   }
   if (!o.json.empty())
     std::ofstream(o.json) << spec::Json{{"mib", o.mib}, {"headline_mib", o.headline_mib}, {"repetitions", o.repetitions},
-                                        {"hugepages", o.hugepages}, {"pairs", rows}, {"summary", summary}}
+                                        {"hugepages", o.hugepages}, {"patterns", patterns}, {"pairs", rows}, {"summary", summary}}
                                  .dump(2)
                           << "\n";
   return 0;

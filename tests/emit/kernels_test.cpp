@@ -97,15 +97,17 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
     layouts.push_back(spec::load_layout(catalog.find_layout(name).string()));
   }
   // The legacy cache with 32-slot blocks: its value rows are 64-byte lines of tokens, so a move into it
-  // transposes whole lines along the token, the coordinate a partial move stops inside.
+  // transposes whole lines along the token, the coordinate a partial move stops inside. With 8-slot blocks
+  // a move out of it transposes in 8-row bands (16-row bands otherwise).
   test::TempDir specs;
-  {
+  for (int slots : {32, 8}) {
     std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
     auto declaration = nlohmann::json::parse(in);
-    declaration["name"] = "vllm-paged-legacy-32";
-    declaration["params"]["block_size"] = 32;
-    std::ofstream(specs.path() / "vllm-paged-legacy-32.json") << declaration.dump(2);
-    layouts.push_back(spec::load_layout((specs.path() / "vllm-paged-legacy-32.json").string()));
+    const std::string name = "vllm-paged-legacy-" + std::to_string(slots);
+    declaration["name"] = name;
+    declaration["params"]["block_size"] = slots;
+    std::ofstream(specs.path() / (name + ".json")) << declaration.dump(2);
+    layouts.push_back(spec::load_layout((specs.path() / (name + ".json")).string()));
   }
   for (const auto& l : layouts) enumerated.push_back(enumerate::enumerate_layout(l, cache));
   struct Case {
@@ -114,7 +116,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   };
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
-  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0;
+  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -125,7 +127,8 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       std::string source = emit::emit_kernel(p, o);
       for (const auto& cell : emit::make_plan(*p.source_bound, *p.target_bound).cells) source_ordered += cell.source_order_from >= 0;
       streamed += source.find("if (stream) kv_stream_copy<") != std::string::npos;
-      line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos;
+      line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos || source.find("kv_transpose_lines16(pT") != std::string::npos;
+      line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
       cases.push_back({s, t, o.name});
     }
@@ -134,6 +137,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   CHECK(source_ordered >= 10);
   CHECK(streamed >= 100);
   CHECK(line_transposes >= 4);
+  CHECK(line_transposes8 >= 1);  // the 8-slot legacy cache: 8-row bands, not 16
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Case& c : cases) {
