@@ -16,7 +16,10 @@ same move: a wrong peer or kernel fails the run). Figures are medians over inter
 ratios are peer time over kernel time (above 1: kvlayout is faster).
 
 Usage: bench/peers.py [--kvlayout build/kvlayout] [--mib 256] [--repetitions 5] [--threads 1,2]
-                      [--pairs headline|all] [--json FILE]
+                      [--pairs headline|all] [--json FILE] [--verify-only]
+
+--verify-only times nothing: it checks every peer against the kernel and runs a control (the kernel
+called with two target table entries swapped must disagree with the numpy peer). The test suite runs it.
 """
 import argparse
 import ctypes
@@ -169,12 +172,12 @@ class Layout:
             b.fill(0)
 
 
-def compile_kernel(kvlayout, source, target, tokens, workdir):
+def compile_kernel(kvlayout, source, target, tokens, workdir, optimise="-O2"):
     name = "peer_" + source.replace("-", "_") + "__" + target.replace("-", "_")
     cpp, so = os.path.join(workdir, name + ".cpp"), os.path.join(workdir, name + ".so")
     subprocess.run([kvlayout, "emit", source, target, "--cache", "llama-3.1-8b", "--param", "num_tokens=%d" % tokens,
                     "--target", "cpu", "--name", name, "-o", cpp], check=True)
-    subprocess.run([os.environ.get("CXX", "c++"), "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", cpp, "-o", so], check=True)
+    subprocess.run([os.environ.get("CXX", "c++"), "-std=c++17", optimise, "-fPIC", "-shared", "-pthread", cpp, "-o", so], check=True)
     fn = getattr(ctypes.CDLL(so), name)
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int]
@@ -195,6 +198,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--pairs", choices=["headline", "all"], default="all")
     ap.add_argument("--json")
+    ap.add_argument("--verify-only", action="store_true")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     tokens = max(32, (args.mib << 20) // (L * 2 * H * D * 2) // 32 * 32)
@@ -203,9 +207,10 @@ def main():
     if torch is None:
         print("torch peer skipped: torch is not installed (pip install torch)", file=sys.stderr)
     rows = []
+    controlled = False
     with tempfile.TemporaryDirectory() as workdir:
         for source, target in pairs:
-            kernel = compile_kernel(args.kvlayout, source, target, tokens, workdir)
+            kernel = compile_kernel(args.kvlayout, source, target, tokens, workdir, "-O1" if args.verify_only else "-O2")
             rng = np.random.default_rng(20261201)
             S, T = Layout(source, tokens, rng), Layout(target, tokens, rng)
             for b in S.buffers:
@@ -243,6 +248,24 @@ def main():
                 for b, e in zip(T.buffers, expected):
                     if not np.array_equal(b, e):
                         raise SystemExit("%s -> %s: the %s peer and the kernel disagree" % (source, target, peer))
+            if args.verify_only:
+                if T.tables and not controlled:
+                    # Control: the kernel with two target table entries swapped moves other bytes than the
+                    # numpy peer with the true table; the comparison must see it.
+                    swapped = T.tables[0].copy()
+                    swapped[[0, 1]] = swapped[[1, 0]]
+                    t_swapped = (ctypes.POINTER(ctypes.c_int32) * 1)(swapped.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)))
+                    T.clear()
+                    if kernel(s_ptr, t_ptr, s_tab, t_swapped, tokens, 1) != 0:
+                        raise SystemExit("control: the kernel refused a permuted table")
+                    wrong = T.snapshot()
+                    T.clear()
+                    run_numpy()
+                    if all(np.array_equal(b, w) for b, w in zip(T.buffers, wrong)):
+                        raise SystemExit("control failed: a kernel run with two target blocks swapped agreed with the numpy peer")
+                    controlled = True
+                print("%-18s -> %-18s kernel and %s agree on every element" % (source, target, " and ".join(peers)), flush=True)
+                continue
             times = {}
             for r in range(args.repetitions):
                 for n in threads:
@@ -264,6 +287,11 @@ def main():
                 row["threads"][str(n)] = entry
             print(line, flush=True)
             rows.append(row)
+    if args.verify_only:
+        if not controlled:
+            raise SystemExit("control did not run: no pair has a target block table")
+        print("control: two swapped target blocks were caught")
+        return 0
     worst = {}
     for row in rows:
         for n, entry in row["threads"].items():

@@ -20,8 +20,17 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Python packages from PyPI: numpy, for bench/peers.py and its test (the moves a user would write instead).
+install_python_packages() {
+  if ! python3 -c "import numpy" >/dev/null 2>&1; then
+    echo "setup: installing numpy (PyPI)"
+    python3 -m pip install --quiet --disable-pip-version-check numpy
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all build dependencies are installed"
+  install_python_packages
   exit 0
 fi
 
@@ -35,3 +44,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_python_packages
