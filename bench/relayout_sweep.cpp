@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "emit/emit.hpp"
+#include "emit/plan.hpp"
 #include "layout/block_tables.hpp"
 #include "native/kernel_library.hpp"
 #include "prove/proof.hpp"
@@ -181,6 +182,7 @@ struct Pair {
   spec::CacheShape cache_shape;
   std::size_t arena_bytes = 0;  // both sides and the memcpy buffers
   std::string code;  // the emitted kernel
+  std::string kind;  // the plan's hardest cell (move_kind)
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
   bool headline = false;
@@ -194,6 +196,20 @@ bool is_headline(const std::string& s, const std::string& t) {
   for (const auto& h : kHeadline)
     if (s == h[0] && t == h[1]) return true;
   return false;
+}
+
+// What bounds a move, from its plan's hardest cell: element by element (a run of one element), a
+// transpose (8 x 8 / 16-row tiles), or runs of some size (the shortest run of any cell).
+std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
+  std::int64_t shortest = INT64_MAX;
+  for (const emit::Cell& c : plan.cells) {
+    if (c.tile_target_contiguous >= 0) return "transpose";
+    shortest = std::min(shortest, c.run_elements * element_bytes);
+  }
+  if (shortest <= element_bytes) return "element by element";
+  if (shortest < 256) return "runs < 256 B";
+  if (shortest < 2048) return "runs 256 B .. 2 KiB";
+  return "runs >= 2 KiB";
 }
 
 // Phase 1: every ordered same-content pair of shipped engine layouts that fits the cache and proves EXACT,
@@ -225,11 +241,12 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             continue;  // a pair that does not bind at this size (e.g. a fixed pool) is not in the sweep
           }
           if (proof.grade != prove::Grade::ExactByte && proof.grade != prove::Grade::ExactToken) continue;
-          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", s, t, tokens, headline};
+          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", "", s, t, tokens, headline};
           p.arena_bytes = side_bytes(*proof.source_bound) + side_bytes(*proof.target_bound) + 2 * static_cast<std::size_t>(held_bytes(*proof.source_bound)) + 8192;
           emit::EmitOptions e;
           e.name = p.kernel;
           p.code = emit::emit_kernel(proof, e);
+          p.kind = move_kind(emit::make_plan(*proof.source_bound, *proof.target_bound), proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
         }
       }
@@ -387,16 +404,17 @@ int main(int argc, char** argv) {
   const spec::Json patterns = measure_patterns(arena, o);
   spec::Json rows = spec::Json::array();
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
+  std::map<std::string, std::map<int, std::vector<double>>> by_kind;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     const auto timings = measure(p, library->find(p.kernel), arena, o);
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
-                      {"tokens", p.tokens}, {"headline", p.headline}};
+                      {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
     std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));
     for (const auto& [threads, t] : timings) {
       row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
       std::printf("  %dT %5.2f GiB/s %.2fx", threads, t.kernel_gibs, t.ratio);
-      if (!p.headline) ratios[threads].push_back(t.ratio);
+      if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
     }
     std::printf("%s\n", p.headline ? "  (headline)" : "");
     std::fflush(stdout);
@@ -413,6 +431,18 @@ int main(int argc, char** argv) {
     std::printf("threads %d: %zu pairs, ratio to memcpy min %.2f median %.2f max %.2f, %ld below 0.8\n", threads, v.size(), v.front(),
                 median(v), v.back(), static_cast<long>(below));
   }
+  spec::Json kinds = spec::Json::object();
+  for (auto& [kind, per_threads] : by_kind) {
+    std::printf("  %-20s", kind.c_str());
+    for (auto& [threads, v] : per_threads) {
+      std::sort(v.begin(), v.end());
+      const auto below = std::count_if(v.begin(), v.end(), [](double r) { return r < 0.8; });
+      kinds[kind][std::to_string(threads)] = {{"pairs", v.size()}, {"min", v.front()}, {"median", median(v)}, {"below_0_8", below}};
+      std::printf("  %dT %3zu pairs min %.2f median %.2f, %3ld below 0.8", threads, v.size(), v.front(), median(v), static_cast<long>(below));
+    }
+    std::printf("\n");
+  }
+  summary["by_kind"] = kinds;
   if (!o.json.empty())
     std::ofstream(o.json) << spec::Json{{"mib", o.mib}, {"headline_mib", o.headline_mib}, {"repetitions", o.repetitions},
                                         {"hugepages", o.hugepages}, {"patterns", patterns}, {"pairs", rows}, {"summary", summary}}
