@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,8 @@ struct Options {
   std::string filter, json, workdir = "/tmp/kvlayout-sweep";
   std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
   bool hugepages = false;
+  bool isa_ab = false;          // --isa-ab: also time each kernel's baseline (SSE2) variant, interleaved
+  bool headline_only = false;  // --headline-only: the six headline pairs alone
 };
 
 const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-flash-nhd", "lmcache-2ltd"},
@@ -190,6 +193,7 @@ struct Pair {
 
 struct Timing {
   double kernel_gibs = 0, memcpy_gibs = 0, ratio = 0;
+  double baseline_ratio = 0;  // with --isa-ab: the baseline variant's bandwidth over memcpy's
 };
 
 bool is_headline(const std::string& s, const std::string& t) {
@@ -231,6 +235,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
         if (s->content.name != t->content.name || s == t) continue;
         if (!o.filter.empty() && (s->name + "/" + t->name).find(o.filter) == std::string::npos) continue;
         for (bool headline : {false, true}) {
+          if (!headline && o.headline_only) continue;
           if (headline && (o.headline_mib <= 0 || std::string(cache_name) != "llama-3.1-8b" || !is_headline(s->name, t->name))) continue;
           const std::int64_t mib = headline ? o.headline_mib : o.mib;
           const std::int64_t tokens = std::max<std::int64_t>(64, (mib << 20) / per_token / 64 * 64);
@@ -281,7 +286,7 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
   const std::size_t bytes = static_cast<std::size_t>(held_bytes(sb));
   char* const from = arena.take(bytes);
   char* const to = arena.take(bytes);
-  std::map<int, std::vector<double>> kernel_s, memcpy_s;
+  std::map<int, std::vector<double>> kernel_s, memcpy_s, baseline_s;
   int failed = 0;
   auto run_kernel = [&](int threads) {
     failed |= kernel(s.bases.data(), t.bases.data(), s.table_bases.data(), t.table_bases.data(), p.tokens, threads);
@@ -291,8 +296,14 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
     for (int threads : o.threads) {
       auto k = [&] { kernel_s[threads].push_back(seconds_of([&] { run_kernel(threads); })); };
       auto m = [&] { memcpy_s[threads].push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); })); };
-      if (r % 2 == 0) k(), m();
-      else m(), k();
+      auto b = [&] {
+        if (!o.isa_ab) return;
+        setenv("KVLAYOUT_ISA", "baseline", 1);  // read by the kernel at each call
+        baseline_s[threads].push_back(seconds_of([&] { run_kernel(threads); }));
+        unsetenv("KVLAYOUT_ISA");
+      };
+      if (r % 2 == 0) k(), m(), b();
+      else b(), m(), k();
     }
   if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
   std::map<int, Timing> out;
@@ -302,6 +313,7 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
     timing.kernel_gibs = gib / median(kernel_s[threads]);
     timing.memcpy_gibs = gib / median(memcpy_s[threads]);
     timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
+    if (o.isa_ab) timing.baseline_ratio = median(memcpy_s[threads]) / median(baseline_s[threads]);
     out[threads] = timing;
   }
   return out;
@@ -376,9 +388,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--hugepages") o.hugepages = true;
     else if (a == "--source") o.replacement = next();
+    else if (a == "--isa-ab") o.isa_ab = true;
+    else if (a == "--headline-only") o.headline_only = true;
     else {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
-                   "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N]\n";
+                   "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
+                   "                            [--headline-only]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -414,6 +429,10 @@ int main(int argc, char** argv) {
     for (const auto& [threads, t] : timings) {
       row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
       std::printf("  %dT %5.2f GiB/s %.2fx", threads, t.kernel_gibs, t.ratio);
+      if (o.isa_ab) {
+        row["threads"][std::to_string(threads)]["baseline_ratio"] = t.baseline_ratio;
+        std::printf(" (baseline %.2fx)", t.baseline_ratio);
+      }
       if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
     }
     std::printf("%s\n", p.headline ? "  (headline)" : "");
