@@ -50,12 +50,7 @@ Side allocate(const std::string& name, std::uint64_t seed) {
       s.buffers.emplace_back(bytes, static_cast<char>(seed));  // every page touched before timing
       s.bases.push_back(s.buffers.back().data());
     }
-  layout::BlockTables tables = layout::random_tables(b, seed);
-  for (std::size_t t = 0; t < b.tables.size(); ++t) {
-    std::vector<std::int32_t> entries;
-    for (std::int64_t i = 0; i < b.tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(tables.entry(t, i)));
-    s.tables.push_back(std::move(entries));
-  }
+  s.tables = layout::int32_entries(b, layout::random_tables(b, seed));
   for (auto& t : s.tables) s.table_bases.push_back(t.data());
   std::int64_t positions = 1;
   for (std::int64_t e : b.coord_extents) positions *= e;

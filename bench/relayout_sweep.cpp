@@ -102,12 +102,7 @@ Side allocate(const layout::BoundLayout& b, std::uint64_t seed, Arena& arena) {
   Side s;
   for (const auto& t : b.tensors)
     for (std::int64_t i = 0; i < t.instances; ++i) s.bases.push_back(arena.take(static_cast<std::size_t>(t.size * b.element_bytes())));
-  layout::BlockTables tables = layout::random_tables(b, seed);
-  for (std::size_t t = 0; t < b.tables.size(); ++t) {
-    std::vector<std::int32_t> entries;
-    for (std::int64_t i = 0; i < b.tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(tables.entry(t, i)));
-    s.tables.push_back(std::move(entries));
-  }
+  s.tables = layout::int32_entries(b, layout::random_tables(b, seed));
   for (auto& t : s.tables) s.table_bases.push_back(t.data());
   return s;
 }

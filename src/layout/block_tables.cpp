@@ -101,4 +101,15 @@ void set_table(const BoundLayout& bound, BlockTables& tables, const std::string&
                         names.empty() ? "no --table (this layout has no tables)" : "one of: " + names);
 }
 
+std::vector<std::vector<std::int32_t>> int32_entries(const BoundLayout& bound, const BlockTables& tables) {
+  std::vector<std::vector<std::int32_t>> out;
+  for (std::size_t t = 0; t < bound.tables.size(); ++t) {
+    std::vector<std::int32_t> entries;
+    entries.reserve(static_cast<std::size_t>(bound.tables[t].length));
+    for (std::int64_t i = 0; i < bound.tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(tables.entry(t, i)));
+    out.push_back(std::move(entries));
+  }
+  return out;
+}
+
 }  // namespace kvlayout::layout

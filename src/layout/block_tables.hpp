@@ -31,6 +31,10 @@ struct BlockTables {
   std::int64_t entry(std::size_t table, std::int64_t i) const { return tables[table].at(i); }
 };
 
+// The entries as the emitted kernels' C ABI takes them: one int32 array per table, in declaration order.
+// @pre every entry fits in int32 (a range the kernel header documents as int32 entries)
+std::vector<std::vector<std::int32_t>> int32_entries(const BoundLayout& bound, const BlockTables& tables);
+
 // entry i = first + i.
 BlockTables identity_tables(const BoundLayout& bound);
 // entry i = first + (length - 1 - i).

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "enumerate/patterns.hpp"
+#include "layout/block_tables.hpp"
 #include "enumerate/reference_move.hpp"
 #include "enumerate/storage.hpp"
 #include "support/run_command.hpp"
@@ -23,13 +24,7 @@ ScopedIsa::ScopedIsa(const std::string& variant) { setenv("KVLAYOUT_ISA", varian
 ScopedIsa::~ScopedIsa() { unsetenv("KVLAYOUT_ISA"); }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {
-  std::vector<std::vector<std::int32_t>> out;
-  for (std::size_t t = 0; t < e.bound->tables.size(); ++t) {
-    std::vector<std::int32_t> entries;
-    for (std::int64_t i = 0; i < e.bound->tables[t].length; ++i) entries.push_back(static_cast<std::int32_t>(e.tables[k].entry(t, i)));
-    out.push_back(std::move(entries));
-  }
-  return out;
+  return layout::int32_entries(*e.bound, e.tables[k]);
 }
 
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
