@@ -72,8 +72,16 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       const std::string across_lines =
           guard_across ? "kv_min(" + i64(across.extent) + ", " + remaining(cell.tile_target_contiguous, "0") + ")" : i64(across.extent);
       const std::string every_row = guard_down ? " && " + remaining(cell.tile_source_contiguous, "0") + " >= " + i64(down.extent) : "";
+      // Staged: when the tile's target box is one contiguous span (its rows abut) of at most 64 KiB, the
+      // transposes write it into a buffer on the stack with ordinary stores (it stays in L1/L2) and the box
+      // is then streamed out as one sequential run, instead of sixteen interleaved row streams (measured
+      // on the vllm-paged-legacy value move, 32 KiB boxes: 8.0-9.5 -> 10.3-10.8 GiB/s-equivalent).
+      const std::int64_t box_bytes = across.extent * down.extent * target_bytes;
+      const bool staged = !guard_across && target_row == across.extent && down.extent % 8 == 0 && box_bytes <= (std::int64_t{64} << 10);
       w.line("int64_t across_done = 0;");
       w.open("if (stream" + every_row + ")");
+      if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box_bytes) + "];");
+      const std::string into = staged ? "kv_stage" : d;
       w.open("for (const int64_t across_lines = " + across_lines + "; across_done + 32 <= across_lines; across_done += 32)");
       if (prefetch)
         w.line("kv_prefetch<" + std::to_string((31 * source_row + down.extent) * source_bytes) + ">(" + s + " + (" +
@@ -81,11 +89,16 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       // Sixteen rows at a time where the block has them (one AVX2 pass covers both 8-row bands).
       const bool sixteen = down.extent % 16 == 0;
       w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += " + (sixteen ? "16" : "8") + ")");
-      w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + d + " + (across_done + down0 * " + i64(target_row) + ") * " + std::to_string(target_bytes) +
+      w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + into + " + (across_done + down0 * " + i64(target_row) + ") * " + std::to_string(target_bytes) +
              ", " + i64(target_row * target_bytes) + ", " + s + " + (across_done * " + i64(source_row) + " + down0) * " +
-             std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + ");");
+             std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + (staged ? ", false);" : ", true);"));
       w.close();
       w.close();
+      if (staged) {
+        // Every column was staged (across.extent is a multiple of 32, no guard along it): the box is whole.
+        w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box_bytes) + ">(" + d + ", kv_stage);");
+        w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box_bytes) + ");");
+      }
       w.close();
       across_start = "across_done";
     }
@@ -229,19 +242,20 @@ template <int ELEMENT>
 // Four 8 x 8 tiles side by side (32 elements along a, 8 along b) of 16-bit elements, each target row
 // written as one whole 64-byte line: streamed when the line is aligned, so write-combining completes it
 // without reading it first (an 8 x 8 tile alone would leave 8 lines half-written).
-[[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row) {
+[[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
 #if defined(__SSE2__)
   __m128i rows[4][8];
   for (int q = 0; q < 4; ++q) kv_transpose8x8_registers(from + q * 8 * from_row, from_row, rows[q]);
   for (int b = 0; b < 8; ++b) {
     char* line = to + b * to_row;
-    if (reinterpret_cast<uintptr_t>(line) % 64 == 0) {
+    if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
       for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     } else {
       for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     }
   }
 #else
+  (void)stream;
   for (int q = 0; q < 4; ++q) kv_transpose_tile<2>(to + q * 16, to_row, from + q * 8 * from_row, from_row, 8, 8, false);
 #endif
 }
@@ -271,7 +285,7 @@ static inline void kv_transpose8x16_registers(const char* from, int64_t from_row
 // kv_transpose_lines for 16 rows along b (two of its 8-row bands): to[b][a] = from[a][b], a < 32, b < 16.
 // With AVX2 both bands come from one pass of 256-bit unpacks, half the baseline's instructions: the
 // transposing moves were bounded by instructions, not memory, at one thread.
-[[maybe_unused]] static inline void kv_transpose_lines16(char* to, int64_t to_row, const char* from, int64_t from_row) {
+[[maybe_unused]] static inline void kv_transpose_lines16(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
 #if KV_AVX2
   __m256i rows[4][8];
   for (int q = 0; q < 4; ++q) kv_transpose8x16_registers(from + q * 8 * from_row, from_row, rows[q]);
@@ -280,7 +294,7 @@ static inline void kv_transpose8x16_registers(const char* from, int64_t from_row
       char* line = to + (b + 8 * half) * to_row;
       const __m256i first = half == 0 ? _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x20) : _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x31);
       const __m256i second = half == 0 ? _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x20) : _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x31);
-      if (reinterpret_cast<uintptr_t>(line) % 64 == 0) {
+      if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
         _mm256_stream_si256(reinterpret_cast<__m256i*>(line), first);
         _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), second);
       } else {
@@ -290,8 +304,8 @@ static inline void kv_transpose8x16_registers(const char* from, int64_t from_row
     }
   }
 #else
-  kv_transpose_lines(to, to_row, from, from_row);
-  kv_transpose_lines(to + 8 * to_row, to_row, from + 8 * 2, from_row);
+  kv_transpose_lines(to, to_row, from, from_row, stream);
+  kv_transpose_lines(to + 8 * to_row, to_row, from + 8 * 2, from_row, stream);
 #endif
 }
 

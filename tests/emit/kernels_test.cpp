@@ -116,7 +116,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   };
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
-  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0;
+  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -129,6 +129,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       streamed += source.find("if (stream) kv_stream_copy<") != std::string::npos;
       line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos || source.find("kv_transpose_lines16(pT") != std::string::npos;
       line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
+      staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
       cases.push_back({s, t, o.name});
     }
@@ -138,6 +139,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   CHECK(streamed >= 100);
   CHECK(line_transposes >= 4);
   CHECK(line_transposes8 >= 1);  // the 8-slot legacy cache: 8-row bands, not 16
+  CHECK(staged >= 2);            // transposed boxes staged on the stack, then streamed out whole
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Case& c : cases) {
