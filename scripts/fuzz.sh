@@ -28,7 +28,7 @@ launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 build_start=$SECONDS
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DKVLAYOUT_FUZZ=ON -DKVLAYOUT_TESTS=OFF -DKVLAYOUT_BENCH=OFF "${launcher[@]}" >/dev/null
+  -DKVLAYOUT_FUZZ=ON -DKVLAYOUT_TESTS=OFF -DKVLAYOUT_BENCH=OFF -DKVLAYOUT_PYTHON=OFF "${launcher[@]}" >/dev/null
 cmake --build build-fuzz --target kvlayout_fuzzers -j2
 echo "fuzz: built in $((SECONDS - build_start)) s"
 

@@ -16,7 +16,7 @@ build_start=$SECONDS
 # -O1 -g1: what the sanitizer documentation recommends, and it compiles markedly faster than -O2 -g on the
 # 2 cores CI has; line tables are all a report's stack needs.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DKVLAYOUT_BENCH=OFF -DKVLAYOUT_TESTS=ON \
+  -DKVLAYOUT_BENCH=OFF -DKVLAYOUT_PYTHON=OFF -DKVLAYOUT_TESTS=ON \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
   "${launcher[@]}" >/dev/null
 cmake --build build-asan -j2

@@ -20,11 +20,16 @@ for p in "${packages[@]}"; do
   fi
 done
 
-# Python packages from PyPI: numpy, for bench/peers.py and its test (the moves a user would write instead).
+# Python packages from PyPI: nanobind and scikit-build-core (the Python package's extension module and
+# `pip install .`), pytest (its tests), numpy (its arrays, bench/peers.py). Only what is missing.
 install_python_packages() {
-  if ! python3 -c "import numpy" >/dev/null 2>&1; then
-    echo "setup: installing numpy (PyPI)"
-    python3 -m pip install --quiet --disable-pip-version-check numpy
+  local wanted=() module
+  for module in numpy:numpy nanobind:nanobind scikit_build_core:scikit-build-core pytest:pytest; do
+    if ! python3 -c "import ${module%%:*}" >/dev/null 2>&1; then wanted+=("${module##*:}"); fi
+  done
+  if [ ${#wanted[@]} -gt 0 ]; then
+    echo "setup: installing ${wanted[*]} (PyPI)"
+    python3 -m pip install --quiet --disable-pip-version-check "${wanted[@]}"
   fi
 }
 

@@ -8,10 +8,12 @@
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
 #include "cli/tensors_gate.hpp"
+#include "emit/abi.hpp"
 #include "emit/emit.hpp"
 #include "emit/group_kernels.hpp"
 #include "emit/plan.hpp"
 #include "prove/group_report.hpp"
+#include "prove/report.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::cli {
@@ -22,7 +24,7 @@ using emit::EmitError;
 const char* kHelp = R"(usage: kvlayout emit SRC DST --cache CACHE --target cpu|cuda [-o FILE|DIR] [--name FN] [--specs DIR]
                      [--allow-not-exact] [--param NAME=VALUE] [--naive]
                      [--source-param NAME=VALUE] [--target-param NAME=VALUE]
-                     [--tensors DUMP] [--target-tensors DUMP]
+                     [--tensors DUMP] [--target-tensors DUMP] [--json]
 
 Proves SRC -> DST on CACHE and prints the relayout kernel that performs it: a self-contained C++17 file
 (CPU, std::thread) or CUDA C++ file whose header records the proof (pair, spec hashes, cache shape,
@@ -44,6 +46,13 @@ a non-zero code returned instead of writing out of bounds.
   --tensors DUMP        first check SRC's declaration against the real tensors in DUMP (written by
                         scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH, emits nothing
   --target-tensors DUMP the same for DST
+  --json                print {"proof", "kernel", "abi"} instead of the kernel alone: the proof as
+                        `kvlayout prove --json` prints it, the kernel's text (null when refused; with -o
+                        FILE it is written there and "kernel" is null), and its ABI as data:
+                        {"function", "target", "signature", "max_tokens", "source": {"layout",
+                         "buffers": [{"pointer", "tensor", "instance", "per", "per_value", "elements",
+                         "dtype", "element_bytes", "bytes"}], "tables": [{"pointer", "name", "length",
+                         "first", "end"}]}, "destination": {...}, "return_codes": [{"code", "meaning"}]}
   --source-param NAME=VALUE, --target-param NAME=VALUE
                         bind a layout parameter of one side only (e.g. tp_size=1 -> tp_size=2)
 
@@ -140,7 +149,7 @@ int run_emit(const std::vector<std::string>& argv) {
   Arguments args(argv, {{"specs", true}, {"cache", true}, {"target", true}, {"output", true, false, "o"}, {"name", true},
                         {"allow-not-exact", false}, {"param", true, true}, {"naive", false}, {"limit-ms", true},
                         {"tensors", true}, {"target-tensors", true}, {"source-param", true, true},
-                        {"target-param", true, true}});
+                        {"target-param", true, true}, {"json", false}});
   if (args.help()) {
     std::cout << kHelp;
     return kOk;
@@ -160,22 +169,38 @@ int run_emit(const std::vector<std::string>& argv) {
     throw spec::SpecError("", "--naive", "--naive with --target cuda", "--naive with --target cpu");
   LayoutPair pair = pair_from(catalog_from(args), args);
   if (auto code = gate_tensors(args, pair.source, pair.target, pair.cache, overrides_from(args), false)) return *code;
-  if (auto groups = groups_from(pair, args)) return emit_group(*groups, pair.cache, args, options);
+  const bool json = args.has("json");
+  if (auto groups = groups_from(pair, args)) {
+    if (json)
+      throw spec::SpecError("", "--json", "--json with a rank family", "no --json: a group's JSON is its manifest, -o DIR/group.json");
+    return emit_group(*groups, pair.cache, args, options);
+  }
   const auto& source = pair.source;
   const auto& target_layout = pair.target;
   const spec::CacheShape& cache = pair.cache;
   prove::ProveOptions prove_options;
   prove_options.limit_ms = limit_ms_from(args, prove_options.limit_ms);
   prove::Proof proof = prove::prove(source, target_layout, cache, prove_options, overrides_from(args));
-  if (auto code = refusal(proof, source->name + " -> " + target_layout->name, cache.name, options)) return *code;
+  spec::Json document = {{"proof", prove::to_json(proof)}, {"kernel", nullptr}, {"abi", nullptr}};
+  if (auto code = refusal(proof, source->name + " -> " + target_layout->name, cache.name, options)) {
+    if (json) std::cout << document.dump(2) << "\n";
+    return *code;
+  }
   std::string source_text;
   try {
     source_text = emit::emit_kernel(proof, options);
   } catch (const emit::EmitError& e) {
     inexpressible(source->file + " -> " + target_layout->file, e);
   }
-  if (auto out = args.value("output")) write_file(*out, source_text);
-  else std::cout << source_text;
+  const auto out = args.value("output");
+  if (out) write_file(*out, source_text);
+  if (json) {
+    if (!out) document["kernel"] = source_text;
+    document["abi"] = emit::to_json(emit::kernel_abi(proof, options));
+    std::cout << document.dump(2) << "\n";
+  } else if (!out) {
+    std::cout << source_text;
+  }
   return kOk;
 }
 

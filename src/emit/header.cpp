@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "emit/abi.hpp"
 #include "spec/sha256.hpp"
 
 #ifndef KVLAYOUT_VERSION
@@ -11,20 +12,38 @@
 namespace kvlayout::emit {
 namespace {
 
-void describe_side(std::ostringstream& out, const layout::BoundLayout& b, const char* array, const char* tables) {
-  std::int64_t first = 0;
-  for (const auto& t : b.tensors) {
-    std::string range = t.instances == 1 ? std::to_string(first) : std::to_string(first) + ".." + std::to_string(first + t.instances - 1);
-    out << "//   " << array << "[" << range << "]  " << t.name;
-    if (t.per >= 0)
-      out << " for " << b.coord_names[static_cast<std::size_t>(t.per)] << " " << t.per_first << ".." << t.per_first + t.instances - 1;
-    out << ": " << t.size << " elements of " << spec::dtype_name(b.layout->dtype) << " each\n";
-    first += t.instances;
+void describe_side(std::ostringstream& out, const AbiSide& side, const char* array, const char* tables) {
+  // One line per tensor: its instances are consecutive pointers.
+  for (std::size_t i = 0; i < side.buffers.size();) {
+    std::size_t j = i;
+    while (j + 1 < side.buffers.size() && side.buffers[j + 1].tensor == side.buffers[i].tensor) ++j;
+    const AbiBuffer& first = side.buffers[i];
+    const AbiBuffer& last = side.buffers[j];
+    out << "//   " << array << "[" << first.pointer << (j > i ? ".." + std::to_string(last.pointer) : "") << "]  " << first.tensor;
+    if (!first.per.empty()) out << " for " << first.per << " " << first.per_value << ".." << last.per_value;
+    out << ": " << first.elements << " elements of " << first.dtype << " each\n";
+    i = j + 1;
   }
-  for (std::size_t i = 0; i < b.tables.size(); ++i)
-    out << "//   " << tables << "[" << i << "]  " << b.tables[i].name << ": int32 entries in [" << b.tables[i].first << ", "
-        << b.tables[i].end << "), at least those read for tokens < num_tokens (up to " << b.tables[i].length << ")\n";
-  if (b.tables.empty()) out << "//   " << tables << "  unused (may be null)\n";
+  for (const auto& t : side.tables)
+    out << "//   " << tables << "[" << t.pointer << "]  " << t.name << ": int32 entries in [" << t.first << ", " << t.end
+        << "), at least those read for tokens < num_tokens (up to " << t.length << ")\n";
+  if (side.tables.empty()) out << "//   " << tables << "  unused (may be null)\n";
+}
+
+// "0 moved; 1 ...; ..." wrapped under the "returns" label.
+void describe_return_codes(std::ostringstream& out) {
+  const std::string indent = "//                ";
+  std::string line = "//   returns      ";
+  for (std::size_t i = 0; i < kernel_return_codes().size(); ++i) {
+    const auto& c = kernel_return_codes()[i];
+    std::string item = std::to_string(c.code) + " " + c.meaning + (i + 1 < kernel_return_codes().size() ? ";" : ".");
+    if (line.size() + item.size() > 104 && line.size() > indent.size()) {
+      out << line << "\n";
+      line = indent;
+    }
+    line += (line.size() > indent.size() ? " " : "") + item;
+  }
+  out << line << " Nothing is written unless 0 is returned.\n";
 }
 
 }  // namespace
@@ -63,19 +82,16 @@ std::string header_comment(const prove::Proof& p, const Plan& plan, const EmitOp
   out << ")\n//   tool         kvlayout " << KVLAYOUT_VERSION << "\n//\n// Plan\n";
   std::istringstream plan_text(describe(plan, S, T));
   for (std::string line; std::getline(plan_text, line);) out << "//   " << line << "\n";
-  out << "//\n// ABI\n//   extern \"C\" int " << o.name
-      << "(void* const* src, void* const* dst, const int32_t* const* src_tables,\n//       const int32_t* const* dst_tables, "
-         "int64_t num_tokens, int num_threads);\n";
+  out << "//\n// ABI\n//   " << signature(o.name) << "\n";
   if (o.target == Target::Cuda)
     out << "//   src, dst, src_tables, dst_tables are host arrays of device pointers; the call is synchronous;\n"
         << "//   num_threads is ignored (the grid covers the move).\n";
-  describe_side(out, S, "src", "src_tables");
-  describe_side(out, T, "dst", "dst_tables");
-  out << "//   num_tokens   tokens 0 .. num_tokens-1 are moved, 0 <= num_tokens <= " << plan.capacity << "\n"
-      << "//   returns      0 moved; 1 num_tokens out of range; 2 a table entry read is outside its range;\n"
-      << "//                3 a null pointer; 4 a CUDA error; 5 two entries of one table hold the same block\n"
-      << "//                (the proof holds for injective tables). Nothing is written unless 0 is returned.\n"
-      << "//   Every position held by both layouts with token < num_tokens is copied once; no other element of\n"
+  const KernelAbi abi = kernel_abi(p, plan, o);
+  describe_side(out, abi.source, "src", "src_tables");
+  describe_side(out, abi.destination, "dst", "dst_tables");
+  out << "//   num_tokens   tokens 0 .. num_tokens-1 are moved, 0 <= num_tokens <= " << abi.max_tokens << "\n";
+  describe_return_codes(out);
+  out << "//   Every position held by both layouts with token < num_tokens is copied once; no other element of\n"
       << "//   dst is written (padding and positions outside the target's domain are left as they are).\n";
   return out.str();
 }

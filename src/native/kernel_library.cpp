@@ -17,8 +17,15 @@ namespace {
 
 std::string compiler_of(const CompileOptions& o) {
   if (!o.compiler.empty()) return o.compiler;
-  const char* cxx = std::getenv("CXX");
-  return cxx != nullptr && *cxx != '\0' ? cxx : "c++";
+  const bool cuda = o.language == Language::Cuda;
+  const char* from_env = std::getenv(cuda ? "NVCC" : "CXX");
+  return from_env != nullptr && *from_env != '\0' ? from_env : cuda ? "nvcc" : "c++";
+}
+
+// The compiler's command for one translation unit (without the options' own flags).
+std::vector<std::string> base_command(const CompileOptions& o) {
+  if (o.language == Language::Cuda) return {compiler_of(o), "-std=c++17", "-Xcompiler", "-fPIC", "-shared"};
+  return {compiler_of(o), "-std=c++17", "-fPIC", "-shared", "-pthread"};
 }
 
 std::string read_text(const std::string& path) {
@@ -45,7 +52,8 @@ void start(Job& job) {
   argv.push_back(nullptr);
   const int failed = posix_spawnp(&job.pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (failed != 0) throw CompileError("cannot start the compiler '" + job.argv[0] + "' (set $CXX to a C++17 compiler)");
+  if (failed != 0)
+    throw CompileError("cannot start the compiler '" + job.argv[0] + "' (set $CXX to a C++17 compiler, $NVCC to nvcc)");
 }
 
 std::string command_line(const Job& job) {
@@ -71,15 +79,16 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
   std::vector<std::string> libraries;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string stem = directory + "/kernels" + std::to_string(i);
-    std::ofstream(stem + ".cpp") << sources[i];
+    const std::string file = stem + (options.language == Language::Cuda ? ".cu" : ".cpp");
+    std::ofstream(file) << sources[i];
     Job job;
-    job.argv = {compiler_of(options), "-std=c++17", "-fPIC", "-shared", "-pthread"};
+    job.argv = base_command(options);
     for (const auto& f : options.flags) job.argv.push_back(f);
     if (options.warnings_are_errors) {
-      job.argv.push_back("-Wall");
-      job.argv.push_back("-Werror");
+      if (options.language == Language::Cuda) job.argv.insert(job.argv.end(), {"-Xcompiler", "-Wall", "-Werror", "all-warnings"});
+      else job.argv.insert(job.argv.end(), {"-Wall", "-Werror"});
     }
-    job.argv.insert(job.argv.end(), {stem + ".cpp", "-o", stem + ".so"});
+    job.argv.insert(job.argv.end(), {file, "-o", stem + ".so"});
     job.log = stem + ".log";
     jobs.push_back(std::move(job));
     libraries.push_back(stem + ".so");
@@ -102,15 +111,27 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
       }
     if (!failure.empty()) throw CompileError(failure);
   }
-  // Phase 2: load. @post handles_.size() == sources.size().
-  for (const auto& so : libraries) {
+  // Phase 2: load.
+  open_all(libraries);
+}
+
+std::unique_ptr<KernelLibrary> KernelLibrary::load(const std::vector<std::string>& shared_objects) {
+  std::unique_ptr<KernelLibrary> library(new KernelLibrary());
+  library->open_all(shared_objects);
+  return library;
+}
+
+void KernelLibrary::open_all(const std::vector<std::string>& shared_objects) {
+  for (const auto& so : shared_objects) {
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
       for (void* loaded : handles_) dlclose(loaded);
+      handles_.clear();
       throw CompileError(std::string("cannot load a compiled kernel: ") + dlerror());
     }
     handles_.push_back(h);
   }
+  files_ = shared_objects;
 }
 
 KernelLibrary::~KernelLibrary() {

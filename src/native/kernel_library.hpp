@@ -4,6 +4,7 @@
 // Used by the benchmarks, the tests that run kernels against the byte oracle, and callers that want a
 // kernel without a build system of their own.
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,11 +15,14 @@ namespace kvlayout::native {
 using RelayoutKernel = int (*)(void* const* src, void* const* dst, const std::int32_t* const* src_tables,
                                const std::int32_t* const* dst_tables, std::int64_t num_tokens, int num_threads);
 
+enum class Language { Cpp, Cuda };
+
 struct CompileOptions {
-  std::string compiler;                        // empty: $CXX, else "c++"
-  std::vector<std::string> flags = {"-O2"};    // besides -std=c++17 -fPIC -shared -pthread
+  std::string compiler;                        // empty: $CXX, else "c++" ($NVCC, else "nvcc", for Cuda)
+  std::vector<std::string> flags = {"-O2"};    // besides -std=c++17 -fPIC -shared -pthread (nvcc: -Xcompiler)
   int jobs = 2;                                // compilers run at once
   bool warnings_are_errors = false;            // -Wall -Werror (the tests hold generated code to it)
+  Language language = Language::Cpp;           // Cuda: sources are .cu files, compiled by nvcc
 };
 
 // A compiler failure: the message holds the command and the compiler's first 4000 characters of output.
@@ -31,6 +35,9 @@ class KernelLibrary {
   // Writes sources[i] to DIRECTORY/kernelsI.cpp, compiles each into kernelsI.so (options.jobs at a time)
   // and loads them all. @throws CompileError when a compiler fails or a library does not load.
   KernelLibrary(const std::vector<std::string>& sources, const std::string& directory, const CompileOptions& options = {});
+  // Loads libraries compiled before (the DIRECTORY/kernelsI.so files of an earlier KernelLibrary).
+  // @throws CompileError when one does not load.
+  static std::unique_ptr<KernelLibrary> load(const std::vector<std::string>& shared_objects);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
@@ -38,7 +45,13 @@ class KernelLibrary {
   // The exported function `name` from any of the libraries, or nullptr.
   RelayoutKernel find(const std::string& name) const;
 
+  // The shared objects, in the order of the sources.
+  const std::vector<std::string>& files() const { return files_; }
+
  private:
+  KernelLibrary() = default;
+  void open_all(const std::vector<std::string>& shared_objects);  // @post handles_.size() == shared_objects.size()
+  std::vector<std::string> files_;
   std::vector<void*> handles_;
 };
 

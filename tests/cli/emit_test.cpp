@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "support/run_command.hpp"
 #include "support/temp_dir.hpp"
 
@@ -33,4 +35,47 @@ TEST_CASE("kvlayout emit writes -o FILE and rejects bad flags with exit 2", "[cl
   CHECK(name.exit_code == 2);
   CHECK_THAT(name.err, Catch::Contains("--name") && Catch::Contains("a C identifier"));
   CHECK(run_kvlayout("emit --help").exit_code == 0);
+}
+
+TEST_CASE("kvlayout emit --json gives the proof, the kernel and its ABI as data, matching the header", "[cli][emit][abi]") {
+  auto r = run_kvlayout("emit vllm-flash-nhd sglang-mha --cache small --target cpu --name move_it --json");
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["proof"]["grade"] == "EXACT_TOKEN");
+  const std::string kernel = doc["kernel"].get<std::string>();
+  CHECK_THAT(kernel, Catch::Contains("extern \"C\" int move_it("));
+  const auto& abi = doc["abi"];
+  CHECK(abi["function"] == "move_it");
+  CHECK(abi["target"] == "cpu");
+  CHECK(abi["max_tokens"] == 67);
+  // vllm-flash-nhd on small: per layer one kv_cache of (2, 5 blocks, 16, 4 heads, 16) bf16 elements.
+  REQUIRE(abi["source"]["buffers"].size() == 2);
+  CHECK(abi["source"]["buffers"][1]["tensor"] == "kv_cache");
+  CHECK(abi["source"]["buffers"][1]["per"] == "layer");
+  CHECK(abi["source"]["buffers"][1]["per_value"] == 1);
+  CHECK(abi["source"]["buffers"][1]["elements"] == 2 * 5 * 16 * 4 * 16);
+  CHECK(abi["source"]["buffers"][1]["bytes"] == 2 * 2 * 5 * 16 * 4 * 16);
+  CHECK(abi["source"]["tables"][0] == nlohmann::json({{"pointer", 0}, {"name", "block_table"}, {"length", 5}, {"first", 0}, {"end", 5}}));
+  // sglang-mha: k_buffer for layers 0..1, then v_buffer; page_table entries in [1, 68).
+  REQUIRE(abi["destination"]["buffers"].size() == 4);
+  CHECK(abi["destination"]["buffers"][2]["tensor"] == "v_buffer");
+  CHECK(abi["destination"]["buffers"][2]["pointer"] == 2);
+  CHECK(abi["destination"]["buffers"][2]["elements"] == 68 * 4 * 16);
+  CHECK(abi["destination"]["tables"][0]["first"] == 1);
+  CHECK(abi["destination"]["tables"][0]["end"] == 68);
+  CHECK(abi["return_codes"].size() == 6);
+  // The header prints the same facts (one home: emit/abi.hpp).
+  CHECK_THAT(kernel, Catch::Contains("dst[2..3]  v_buffer for layer 0..1: 4352 elements of bf16 each"));
+  CHECK_THAT(kernel, Catch::Contains("src_tables[0]  block_table: int32 entries in [0, 5)"));
+  CHECK_THAT(kernel, Catch::Contains("5 two entries of one table hold the same block"));
+}
+
+TEST_CASE("kvlayout emit --json prints the proof of a refused pair with no kernel", "[cli][emit][abi]") {
+  auto r = run_kvlayout("emit vllm-flash-nhd broken-collide --cache small --target cpu --json");
+  CHECK(r.exit_code == 1);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["proof"]["grade"] == "REFUSED");
+  CHECK(doc["kernel"].is_null());
+  CHECK(doc["abi"].is_null());
+  CHECK(run_kvlayout("emit vllm-flash-nhd-tp vllm-flash-nhd --cache small --target cpu --source-param tp_size=2 --json").exit_code == 2);
 }
