@@ -11,6 +11,8 @@ packages=(
   libbenchmark-dev             # Google Benchmark, for bench/
   libssl-dev                   # libcrypto's SHA-256, for spec hashes in certificates
   clang libclang-rt-14-dev     # libFuzzer and clang's sanitizer runtimes, for scripts/fuzz.sh
+  graphviz                     # dot: lays out the translation graph in kvlayout report (optional at run time)
+  chromium                     # headless: the report's browser test and its README screenshot
 )
 
 missing=()

@@ -135,7 +135,7 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
     } catch (const std::exception& e) {
       c.mutants[k] = MutantOutcome{engines[i]->name, m.layout->name, m.kind, m.description, "disagree", "", "", "", std::string("internal error: ") + e.what()};
     }
-  });
+  }, phase_progress(options.progress, "controls: mutants"));
   // Ownership mutants of every rank family, judged by group moves on the cross-check shape.
   // The original family's moves first, once per family, shared by its mutants.
   std::vector<std::pair<std::size_t, Mutant>> ownership;
@@ -165,7 +165,7 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
     } catch (const std::exception& e) {
       c.mutants[first_ownership + k] = MutantOutcome{engines[i]->name, m.layout->name, m.kind, m.description, "disagree", "", "", "", std::string("internal error: ") + e.what()};
     }
-  });
+  }, phase_progress(options.progress, "controls: ownership mutants"));
   std::size_t killed = 0, survived = 0;
   for (const auto& m : c.mutants) {
     ++c.verdicts[m.verdict];

@@ -87,7 +87,7 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
   parallel_for(group_work.size(), options.jobs, [&](std::size_t k) {
     const spec::CacheShape& shape = m.caches.at(group_work[k].first);
     enumerated_groups[k] = enumerate::enumerate_group(layout::expand_group(m.layouts[group_work[k].second], shape, {}), shape);
-  });
+  }, phase_progress(options.progress, "enumerating rank families"));
   std::map<std::pair<std::string, std::size_t>, const enumerate::EnumeratedGroup*> groups;
   for (std::size_t k = 0; k < group_work.size(); ++k) groups[group_work[k]] = &enumerated_groups[k];
 
@@ -163,7 +163,7 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
           row.error = stage + ": out of memory";
         }
       },
-      options.progress);
+      phase_progress(options.progress, "matrix rows"));
 
   if (options.group_rows) {
     GroupRows g = run_group_rows(catalog, m.layouts, group_row_table(), small, prove_options, options.jobs);

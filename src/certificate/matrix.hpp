@@ -32,7 +32,8 @@ struct MatrixOptions {
   int jobs = 1;
   bool group_rows = true;                     // decide the group-row table too (group_rows.hpp)
   prove::ProveOptions prove;
-  std::function<void(std::size_t done, std::size_t total)> progress;
+  // Called as work items finish, with the phase ("matrix rows", "controls: mutants", ...), from any thread.
+  std::function<void(const std::string& phase, std::size_t done, std::size_t total)> progress;
   // Test-only: replaces the prover's grade on the cross-check shape for a pair, to plant a disagreement.
   std::function<std::optional<prove::Grade>(const std::string& source, const std::string& target)> small_grade_override;
 };

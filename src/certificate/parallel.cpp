@@ -38,4 +38,10 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
   if (failure) std::rethrow_exception(failure);
 }
 
+std::function<void(std::size_t, std::size_t)> phase_progress(
+    const std::function<void(const std::string&, std::size_t, std::size_t)>& progress, const std::string& phase) {
+  if (!progress) return nullptr;
+  return [progress, phase](std::size_t done, std::size_t total) { progress(phase, done, total); };
+}
+
 }  // namespace kvlayout::certificate

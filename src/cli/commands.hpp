@@ -16,5 +16,7 @@ int run_check(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);         // dispatches to the two below
 int run_plan_check(const std::vector<std::string>& args);
 int run_plan_emit(const std::vector<std::string>& args);
+int run_report(const std::vector<std::string>& args);
+int run_graph(const std::vector<std::string>& args);
 
 }  // namespace kvlayout::cli

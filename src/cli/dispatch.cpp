@@ -28,6 +28,8 @@ commands:
   check    check an assumed layout against the real one, or a declaration against the real tensors
   plan check   check a transfer plan (descriptor lists, strided runs, symbolic families, slot maps)
   plan emit    the verified transfer plan of a proven pair (families, runs or descriptors)
+  report   a self-contained HTML report of a certificate (grid, details, backlog, graph, controls)
+  graph    the translation graph of a certificate: exact components, routes, DOT or JSON
 
 Run `kvlayout COMMAND --help` for a command's flags.
 
@@ -45,8 +47,10 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "emit") return run_emit(rest);
   if (command == "check") return run_check(rest);
   if (command == "plan") return run_plan(rest);
+  if (command == "report") return run_report(rest);
+  if (command == "graph") return run_graph(rest);
   std::cerr << "kvlayout: unknown command \"" << command
-            << "\"; expected one of: list, addr, prove, matrix, certificate, emit, check, plan (see kvlayout --help)\n";
+            << "\"; expected one of: list, addr, prove, matrix, certificate, emit, check, plan, report, graph (see kvlayout --help)\n";
   return kBadInput;
 }
 

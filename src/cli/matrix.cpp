@@ -1,7 +1,6 @@
 // kvlayout matrix: grade every ordered pair of declared layouts and cross-check each by enumeration.
-#include <unistd.h>
-
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <thread>
 #include <iostream>
@@ -13,7 +12,11 @@
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
+#include "cli/progress.hpp"
 #include "prove/report.hpp"
+#include "report/backlog.hpp"
+#include "report/certificate_view.hpp"
+#include "report/translation_graph.hpp"
 #include "spec/error.hpp"
 
 namespace kvlayout::cli {
@@ -63,11 +66,10 @@ certificate::MatrixOptions matrix_options_from(const Arguments& args) {
   }
   o.prove.limit_ms = limit_ms_from(args, o.prove.limit_ms);
   o.group_rows = !args.has("no-group-rows");
-  // Progress on a terminal only: one line, rewritten in place.
-  if (isatty(STDERR_FILENO)) {
-    o.progress = [](std::size_t done, std::size_t total) {
-      if (done == total || done % 10 == 0) std::fprintf(stderr, "\rmatrix: %zu/%zu rows%s", done, total, done == total ? "\n" : "");
-    };
+  // Progress on a terminal only (rows, rank families, control mutants: done / total, elapsed, ETA).
+  if (terminal_progress_wanted(args.has("json"))) {
+    auto progress = std::make_shared<Progress>(true);
+    o.progress = [progress](const std::string& phase, std::size_t done, std::size_t total) { progress->update(phase, done, total); };
   }
   return o;
 }
@@ -110,6 +112,9 @@ int run_matrix(const std::vector<std::string>& argv) {
                   << prove::grade_name(r.small_grade) << " [" << prove::info(r.small_reason).code << "], cross-check "
                   << prove::grade_name(r.cross.grade) << " [" << prove::info(r.cross.reason).code << "]\n";
     }
+    std::vector<report::BacklogRow> backlog;
+    for (const auto& r : m.rows) backlog.push_back({r.source, r.target, r.grade, r.unblocked_by});
+    std::cout << "\n" << report::format_backlog(report::capability_backlog(backlog));
     if (m.group_rows_run) {
       std::cout << "\n" << certificate::format_group_rows(m.group_rows);
       if (certificate::count_group_rows(m.group_rows).errors > 0)
@@ -149,9 +154,10 @@ int run_certificate(const std::vector<std::string>& argv) {
 
 Re-derives every row, group row, count and control of the certificate FILE from the specs (with the cache
 shapes the certificate names) and reports any difference: a spec hash, a grade, a reason, an assignment, a
-count, a mutant verdict.
+count, a mutant verdict. Then the composition control on the fresh rows (kvlayout graph): A -> B and
+B -> C EXACT_BYTE must give A -> C EXACT_BYTE; a violation is a prover bug and fails the check.
 
-Exit: 0 the certificate is up to date; 1 it differs; 2 bad input.
+Exit: 0 the certificate is up to date and the control holds; 1 it differs or the control fails; 2 bad input.
 )";
     return args.help() ? kOk : kBadInput;
   }
@@ -169,8 +175,14 @@ Exit: 0 the certificate is up to date; 1 it differs; 2 bad input.
   certificate::Controls controls = certificate::run_controls(catalog, m, options);
   spec::Json fresh = certificate::certificate_json(catalog, m, controls, options);
   std::vector<std::string> diff = certificate::compare_certificates(recorded, fresh);
+  // The composition control on the fresh rows: exact moves compose (else the prover is wrong somewhere).
+  const report::TranslationGraph graph = report::build_graph(report::view_certificate(fresh, file), nullptr);
+  for (const auto& v : report::composition_violations(graph))
+    diff.push_back("composition control: " + v.a + " -> " + v.b + " and " + v.b + " -> " + v.c + " are EXACT_BYTE but " + v.a +
+                   " -> " + v.c + " is " + v.ac_grade + " (a prover bug)");
   if (diff.empty()) {
-    std::cout << "certificate " << file << " is up to date: " << fresh["headline"].get<std::string>() << "\n";
+    std::cout << "certificate " << file << " is up to date: " << fresh["headline"].get<std::string>() << "\n"
+              << "composition control: A -> B -> C EXACT_BYTE gives A -> C EXACT_BYTE on every triple\n";
     return kOk;
   }
   std::cout << "certificate " << file << " differs from the specs in " << diff.size() << " place(s):\n";

@@ -1,16 +1,12 @@
 #include "native/kernel_library.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
-extern char** environ;
+#include "native/process.hpp"
 
 namespace kvlayout::native {
 namespace {
@@ -28,48 +24,21 @@ std::vector<std::string> base_command(const CompileOptions& o) {
   return {compiler_of(o), "-std=c++17", "-fPIC", "-shared", "-pthread"};
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using Job = Process;
 
-struct Job {
-  std::vector<std::string> argv;
-  std::string log;  // the compiler's stdout and stderr
-  pid_t pid = -1;
-};
-
-// Starts `job` with its output sent to job.log. @post job.pid > 0, or CompileError.
-void start(Job& job) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, job.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (auto& a : job.argv) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int failed = posix_spawnp(&job.pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed != 0)
+// Starts `job`. @post job.pid > 0, or CompileError.
+void start_compiler(Job& job) {
+  if (!start_process(job))
     throw CompileError("cannot start the compiler '" + job.argv[0] + "' (set $CXX to a C++17 compiler, $NVCC to nvcc)");
-}
-
-std::string command_line(const Job& job) {
-  std::string s;
-  for (const auto& a : job.argv) s += (s.empty() ? "" : " ") + a;
-  return s;
 }
 
 // Waits for `job`. @throws CompileError with the compiler's output unless it exited 0 and printed nothing
 // (a warning in generated code is a generator bug when warnings are errors; otherwise output is allowed).
 void finish(Job& job, bool quiet_required) {
-  int status = 0;
-  waitpid(job.pid, &status, 0);
-  const std::string output = read_text(job.log);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (quiet_required && !output.empty()))
-    throw CompileError("compiling an emitted kernel failed: " + command_line(job) + "\n" + output.substr(0, 4000));
+  const int status = wait_for(job);
+  const std::string text = output(job);
+  if (status != 0 || (quiet_required && !text.empty()))
+    throw CompileError("compiling an emitted kernel failed: " + command_line(job) + "\n" + text.substr(0, 4000));
 }
 
 }  // namespace
@@ -100,7 +69,7 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
     const std::size_t end = std::min(jobs.size(), first + width);
     std::size_t started = first;
     try {
-      for (; started < end; ++started) start(jobs[started]);
+      for (; started < end; ++started) start_compiler(jobs[started]);
     } catch (const CompileError& e) {
       failure = e.what();
     }
