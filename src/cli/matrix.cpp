@@ -48,6 +48,10 @@ replicated KV heads, PP stages), each proven on its model and cross-checked the 
   --no-group-rows          skip the group-row table (for a specs directory without its families and
                            models); a certificate records it, and its check replays it so
 
+Progress (rows, rank families, control mutants: done / total, elapsed, ETA) goes to stderr when it is a
+terminal, never into a pipe or under --json. The text output ends with the capability backlog: every
+non-exact row grouped by what would unblock it (kvlayout graph and kvlayout report show it too).
+
 Exit: 0 every row decided and no cross-check disagreed (rows not cross-checked are listed and counted);
 1 a DISAGREE, an internal error in a row (a group row naming a layout or model the specs lack included) or a
 failed control; 3 an UNKNOWN row; 2 bad input.

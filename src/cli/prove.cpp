@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_code.hpp"
 #include "cli/inputs.hpp"
+#include "cli/progress.hpp"
 #include "cli/tensors_gate.hpp"
 #include "prove/group_report.hpp"
 #include "prove/obligation_registry.hpp"
@@ -44,6 +45,8 @@ adds "assignment": [{"target_rank", "source_rank", "heads": [first, end], "layer
                       scripts/dump_tensors.py); a mismatch prints GEOMETRY_MISMATCH and exits 1, unproved
   --target-tensors DUMP  the same for DST
 
+On a terminal, stderr shows the obligations done / total, elapsed and ETA while the proof runs.
+
 Exit: 0 EXACT_BYTE or EXACT_TOKEN; 1 SUBSET, NOT_EXACT, REFUSED or GEOMETRY_MISMATCH; 3 UNKNOWN; 2 bad input (including a
 domain or index expression that divides by zero or overflows somewhere on the cache shape: see defined);
 4 internal error (e.g. a counterexample that does not reproduce).
@@ -81,6 +84,11 @@ int run_prove(const std::vector<std::string>& argv) {
   prove::ProveOptions options;
   options.limit_ms = limit_ms_from(args, options.limit_ms);
   options.smt_dir = args.value("smt-dir");
+  // Progress on a terminal (obligations done / total, elapsed, ETA); silent under --json or in a pipe.
+  Progress progress(terminal_progress_wanted(args.has("json")));
+  const std::string what = "prove " + pair.source->name + " -> " + pair.target->name;
+  if (terminal_progress_wanted(args.has("json")))
+    options.progress = [&](const std::string&, std::size_t done, std::size_t total) { progress.update(what, done, total); };
   if (auto code = gate_tensors(args, pair.source, pair.target, cache, overrides_from(args), args.has("json"))) return *code;
   prove::Grade grade;
   if (auto groups = groups_from(pair, args)) {

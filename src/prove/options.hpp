@@ -1,6 +1,8 @@
 #pragma once
 // How a proof runs: solver limits, where to write queries, and test-only switches.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -24,6 +26,9 @@ struct ProveOptions {
   // Test-only: false sends every question the exact normaliser would settle (intervals, index recovery,
   // stride checks, domain cells) to the solver instead, so tests can check the two always agree.
   bool normalise = true;
+  // Called before each obligation of a proof (done of total, its name and side), for progress on a
+  // terminal; null: nothing is reported.
+  std::function<void(const std::string& obligation, std::size_t done, std::size_t total)> progress;
   // Shared across the proofs of a campaign: per-side results computed once per layout and cache shape.
   std::shared_ptr<SideCache> side_cache;
 };

@@ -147,8 +147,14 @@ Proof prove(std::shared_ptr<const spec::Layout> source, std::shared_ptr<const sp
   Session session(options, source->name + " -> " + target->name + " on " + cache.name,
                   source->name + "__" + target->name + "__" + cache.name);
   Runner run(proof, options);
+  std::size_t total = 0, done = 0;
+  for (const ObligationRow& row : obligation_registry()) total += row.sides.size();
   for (const ObligationRow& row : obligation_registry())
-    for (Side side : row.sides) run_row(run, row, side, session, pair, options, overrides, proof);
+    for (Side side : row.sides) {
+      if (options.progress) options.progress(row.name + "(" + side_name(side) + ")", done++, total);
+      run_row(run, row, side, session, pair, options, overrides, proof);
+    }
+  if (options.progress) options.progress("done", total, total);
 
   std::vector<ObligationResult> all = proof.preconditions;  // an unknown precondition leaves the grade UNKNOWN
   all.insert(all.end(), proof.obligations.begin(), proof.obligations.end());
