@@ -56,31 +56,54 @@ std::string shape_text(const Array& a) {
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
+// "src_buffers[3]": built only when a check fails (the checks run on every call).
+std::string path_of(const char* name, std::size_t i) { return std::string(name) + "[" + std::to_string(i) + "]"; }
+
 template <typename Array>
-void check_device(const Array& a, bool cuda, const std::string& path) {
+void check_device(const Array& a, bool cuda, const char* name, std::size_t i) {
   const int want = cuda ? nb::device::cuda::value : nb::device::cpu::value;
   if (a.device_type() != want)
-    throw ArgumentError("", path, "an array on " + std::string(device_name(a.device_type())),
+    throw ArgumentError("", path_of(name, i), "an array on " + std::string(device_name(a.device_type())),
                         std::string("an array on ") + (cuda ? "cuda (this Relayout's device)" : "cpu (this Relayout's device)"));
 }
 
+bool accepts(const ExpectedBuffer& e, nb::dlpack::dtype t) {
+  for (const auto& [code, bits] : e.accepted)
+    if (t.code == code && t.bits == bits && t.lanes == 1) return true;
+  return false;
+}
+
+// Every (code, bits) a dump-spelt storage type of `declared` can have (check::storage_compatible).
+std::vector<std::pair<std::uint8_t, std::uint8_t>> accepted_storage(const std::string& declared_name) {
+  std::vector<std::pair<std::uint8_t, std::uint8_t>> out;
+  const auto declared = spec::parse_dtype(declared_name);
+  if (!declared) return out;
+  for (std::uint8_t code = 0; code <= 18; ++code)
+    for (std::uint8_t bits : {8, 16, 32, 64}) {
+      nb::dlpack::dtype t{};
+      t.code = code;
+      t.bits = bits;
+      t.lanes = 1;
+      auto stored = check::parse_storage_dtype(storage_name(t));
+      if (stored && stored->bytes * 8 == bits && check::storage_compatible(*stored, *declared)) out.emplace_back(code, bits);
+    }
+  return out;
+}
+
 template <typename Array>
-void check_buffer(const Array& a, const ExpectedBuffer& e, bool cuda, const std::string& path) {
-  check_device(a, cuda, path);
-  const std::string stored = storage_name(a.dtype());
-  auto parsed = check::parse_storage_dtype(stored);
-  auto declared = spec::parse_dtype(e.dtype);
-  if (!parsed || !declared || !check::storage_compatible(*parsed, *declared))
-    throw ArgumentError("", path, "dtype " + stored + " for " + e.what,
+void check_buffer(const Array& a, const ExpectedBuffer& e, bool cuda, const char* name, std::size_t i) {
+  check_device(a, cuda, name, i);
+  if (!accepts(e, a.dtype()))
+    throw ArgumentError("", path_of(name, i), "dtype " + storage_name(a.dtype()) + " for " + e.what,
                         "a container of " + e.dtype + " elements: that type, or an unsigned integer of " +
                             std::to_string(8 * e.element_bytes) + " bits holding its raw bits");
   const std::int64_t bytes = static_cast<std::int64_t>(a.nbytes());
   if (bytes != e.elements * e.element_bytes)
-    throw ArgumentError("", path, std::to_string(bytes) + " bytes (shape " + shape_text(a) + ") for " + e.what,
+    throw ArgumentError("", path_of(name, i), std::to_string(bytes) + " bytes (shape " + shape_text(a) + ") for " + e.what,
                         std::to_string(e.elements * e.element_bytes) + " bytes (" + std::to_string(e.elements) + " elements of " +
                             e.dtype + ")");
   if (!row_major_dense(a))
-    throw ArgumentError("", path, "a strided (non-contiguous) array for " + e.what,
+    throw ArgumentError("", path_of(name, i), "a strided (non-contiguous) array for " + e.what,
                         "a C-contiguous array (the kernel addresses the whole allocation from its base)");
 }
 
@@ -111,7 +134,8 @@ KernelSignature parse_signature(const std::string& abi_json) {
         std::string what = b.at("tensor").get<std::string>() + " instance " + std::to_string(b.at("instance").get<std::int64_t>());
         if (!b.at("per").is_null())
           what += " (" + b.at("per").get<std::string>() + " " + std::to_string(b.at("per_value").get<std::int64_t>()) + ")";
-        out.push_back({what, b.at("elements").get<std::int64_t>(), b.at("element_bytes").get<int>(), b.at("dtype").get<std::string>()});
+        const std::string dtype = b.at("dtype").get<std::string>();
+        out.push_back({what, b.at("elements").get<std::int64_t>(), b.at("element_bytes").get<int>(), dtype, accepted_storage(dtype)});
       }
       return out;
     };
@@ -147,33 +171,34 @@ Kernel::Pointers Kernel::checked(const std::vector<SourceArray>& src, const std:
                                  const std::vector<SourceArray>& src_tables, const std::vector<SourceArray>& dst_tables,
                                  std::int64_t num_tokens, int threads) const {
   const KernelSignature& s = signature_;
-  check_count(src, s.source.size(), "src_buffers", buffer_list(s.source));
-  check_count(dst, s.destination.size(), "dst_buffers", buffer_list(s.destination));
+  if (src.size() != s.source.size()) check_count(src, s.source.size(), "src_buffers", buffer_list(s.source));
+  if (dst.size() != s.destination.size()) check_count(dst, s.destination.size(), "dst_buffers", buffer_list(s.destination));
   Pointers p;
   for (std::size_t i = 0; i < src.size(); ++i) {
-    check_buffer(src[i], s.source[i], s.cuda, "src_buffers[" + std::to_string(i) + "]");
+    check_buffer(src[i], s.source[i], s.cuda, "src_buffers", i);
     p.src.push_back(const_cast<void*>(src[i].data()));
   }
   for (std::size_t i = 0; i < dst.size(); ++i) {
-    check_buffer(dst[i], s.destination[i], s.cuda, "dst_buffers[" + std::to_string(i) + "]");
+    check_buffer(dst[i], s.destination[i], s.cuda, "dst_buffers", i);
     p.dst.push_back(dst[i].data());
   }
-  auto tables = [&](const std::vector<SourceArray>& given, const std::vector<ExpectedTable>& expected, const std::string& name,
+  auto tables = [&](const std::vector<SourceArray>& given, const std::vector<ExpectedTable>& expected, const char* name,
                     std::vector<const std::int32_t*>& out) {
-    std::string names;
-    for (const auto& t : expected) names += (names.empty() ? "" : ", ") + t.name;
-    check_count(given, expected.size(), name, expected.empty() ? "this side has no block table" : names);
+    if (given.size() != expected.size()) {
+      std::string names;
+      for (const auto& t : expected) names += (names.empty() ? "" : ", ") + t.name;
+      check_count(given, expected.size(), name, expected.empty() ? "this side has no block table" : names);
+    }
     for (std::size_t i = 0; i < given.size(); ++i) {
-      const std::string path = name + "[" + std::to_string(i) + "]";
       const auto& t = given[i];
-      check_device(t, s.cuda, path);
+      check_device(t, s.cuda, name, i);
       const auto d = t.dtype();
       if (d.code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int) || d.bits != 32)
-        throw ArgumentError("", path, "dtype " + storage_name(d) + " for table " + expected[i].name, "int32 entries");
+        throw ArgumentError("", path_of(name, i), "dtype " + storage_name(d) + " for table " + expected[i].name, "int32 entries");
       if (!row_major_dense(t))
-        throw ArgumentError("", path, "a strided (non-contiguous) array for table " + expected[i].name, "a C-contiguous array");
+        throw ArgumentError("", path_of(name, i), "a strided (non-contiguous) array for table " + expected[i].name, "a C-contiguous array");
       if (static_cast<std::int64_t>(t.size()) < expected[i].length)
-        throw ArgumentError("", path, std::to_string(t.size()) + " entries for table " + expected[i].name,
+        throw ArgumentError("", path_of(name, i), std::to_string(t.size()) + " entries for table " + expected[i].name,
                             "at least " + std::to_string(expected[i].length) + " (the kernel reads those of tokens < num_tokens)");
       out.push_back(static_cast<const std::int32_t*>(t.data()));
     }

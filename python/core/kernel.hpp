@@ -36,6 +36,9 @@ struct ExpectedBuffer {
   std::int64_t elements = 0;
   int element_bytes = 0;
   std::string dtype;         // the declared element type
+  // The DLPack (code, bits) pairs an array may have to hold it: check::storage_compatible's rule,
+  // evaluated once when the signature is read, so that a call compares integers only.
+  std::vector<std::pair<std::uint8_t, std::uint8_t>> accepted;
 };
 
 struct ExpectedTable {
