@@ -67,6 +67,52 @@ def group_rows_table(cert):
     return out
 
 
+# Upgrading an engine is itself a translation: an older declaration of an engine and the declaration of the
+# release people run now, in both directions (rows of the certificate; a pair missing from it is an error).
+UPGRADES = [
+    ("vllm-flash-nhd", "vllm033-lbnhc"), ("vllm-flash-hnd", "vllm033-lbhnc"), ("vllm-flash-nhd", "vllm033-blnhc"),
+    ("vllm-packed-nhd", "vllm033-lbnhc"), ("vllm-mla", "vllm033-mla-lbnhc"), ("sglang-mha", "sglang0523-mha"),
+    ("sglang-mla", "sglang0523-mla"), ("sglang-host-page-first", "sglang0523-host-page-first"),
+    ("lmcache-2ltd", "lmcache056-2ltd"), ("lmcache-mla", "lmcache056-mla"), ("hf-dynamic", "hf520-dynamic"),
+    ("flashinfer-nhd", "flashinfer072-nhd"),
+]
+
+
+def upgrades_table(cert):
+    grade = {(r["source"], r["target"]): r for r in cert["rows"]}
+    pairs = [(a, b) for a, b in UPGRADES if (a, b) in grade and (b, a) in grade]
+    if not pairs:
+        return []
+    out = ["Upgrading an engine, as a proven translation (the older declaration of an engine against the release "
+           "people run now; the full grid above has every such row):", "",
+           "| older declaration | current release | old → new | new → old |", "|---|---|---|---|"]
+    for a, b in pairs:
+        fwd, back = grade[(a, b)], grade[(b, a)]
+        out.append(f"| {a} | {b} | {fwd['grade']} (`{fwd['reason']}`) | {back['grade']} (`{back['reason']}`) |")
+    out.append("")
+    return out
+
+
+def evidence_table(cert):
+    """Observed layouts: the release whose own code ran (conformance/run.sh) and what agreed."""
+    evidence = cert.get("evidence", {})
+    observed = [(name, e) for name, e in evidence.items() if e.get("evidence") == "observed"]
+    if not observed:
+        return []
+    counts = cert["counts"].get("evidence", {})
+    out = [f"Observed layouts ({len(observed)} of {len(observed) + counts.get('declared_layouts', 0)} engine layouts; "
+           f"{counts.get('rows_between_observed', 0)} rows are between two observed layouts): "
+           "`conformance/run.sh` installs the pinned release, runs its own allocation code on a small cache and "
+           "checks the tensors' geometry (`kvlayout check --tensors`) and, where marked, reads a pattern written "
+           "through the engine's own write path back through the declaration at every position. The others are "
+           "declared from their cited source only.", "",
+           "| layout | release whose code ran | checks | test |", "|---|---|---|---|"]
+    for name, e in sorted(observed):
+        out.append(f"| {name} | `{e['package']}` | {' + '.join(e['checks'])} | `{e['test']}` |")
+    out.append("")
+    return out
+
+
 def render(cert):
     rows = cert["rows"]
     layouts = []
@@ -83,7 +129,8 @@ def render(cert):
     out.append(f"Proofs on {where}; {cross_check_sentence(cert)} "
                "Row = source layout, column = target layout (numbered as the rows). "
                "B EXACT_BYTE, T EXACT_TOKEN, S SUBSET, N NOT_EXACT, R REFUSED, U UNKNOWN; lower case: proven but "
-               "not cross-checked; ! disagreement or internal error.")
+               "not cross-checked; ! disagreement or internal error. A layout marked `*` is observed: the conformance "
+               "suite ran its engine's own code and the declaration agreed (the table after the grid).")
     out.append("")
     out.append("```")
     n = len(layouts)
@@ -94,13 +141,17 @@ def render(cert):
             line += (str(k // 10) if k >= 10 else " ") if digit == 0 else str(k % 10)
             line += " "
         out.append(line.rstrip())
+    evidence = cert.get("evidence", {})
     for s, src in enumerate(layouts):
         cells = []
         for tgt in layouts:
             cells.append(cell(grade[(src, tgt)]))
-        out.append(f"{s + 1:3d} {src.ljust(width)}  " + " ".join(cells))
+        mark = "*" if evidence.get(src, {}).get("evidence") == "observed" else " "
+        out.append(f"{s + 1:3d}{mark}{src.ljust(width)}  " + " ".join(cells))
     out.append("```")
     out.append("")
+    out.extend(evidence_table(cert))
+    out.extend(upgrades_table(cert))
     unchecked = [r for r in rows if not r["cross_check"]["checked"] and not r.get("error")]
     if unchecked:
         out.append(f"Not cross-checked ({len(unchecked)} rows; proven, but no enumeration compared them):")

@@ -31,8 +31,9 @@ spec::Json certificate_json(const spec::Catalog& catalog, const Matrix& matrix, 
 MatrixOptions options_from_certificate(const spec::Json& certificate, const std::string& file);
 
 // Differences that matter between a recorded certificate and a fresh one (timings, the commit and
-// counterexample details aside); empty when the recorded one is up to date.
-std::vector<std::string> compare_certificates(const spec::Json& recorded, const spec::Json& fresh);
+// counterexample details aside); empty when the recorded one is up to date. `sampled`: fresh re-derived only a
+// sample (MatrixOptions::sample): its items are compared, the whole-grid facts and absent items are not.
+std::vector<std::string> compare_certificates(const spec::Json& recorded, const spec::Json& fresh, bool sampled = false);
 
 // "900 ordered pairs of 30 declared layouts ...; every row cross-checked by enumeration (841 on small, 59 on
 // small[head_size=128]), 0 not cross-checked ..." — one line for humans (README, terminal).

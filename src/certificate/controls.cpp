@@ -100,6 +100,15 @@ MutantOutcome judge(const std::shared_ptr<const spec::Layout>& original, const e
   return out;
 }
 
+// Keeps the items of a sample (in_sample), in order.
+template <class Item>
+void thin_to_sample(std::vector<Item>& items, std::size_t sample) {
+  std::vector<Item> kept;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (in_sample(i, sample)) kept.push_back(std::move(items[i]));
+  items = std::move(kept);
+}
+
 }  // namespace
 
 bool Controls::ok() const {
@@ -127,6 +136,7 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
   std::vector<std::pair<std::size_t, Mutant>> work;
   for (std::size_t i = 0; i < engines.size(); ++i)
     for (auto& m : mutants(*engines[i])) work.emplace_back(i, std::move(m));
+  thin_to_sample(work, options.sample);
   c.mutants.resize(work.size());
   parallel_for(work.size(), options.jobs, [&](std::size_t k) {
     const auto& [i, m] = work[k];
@@ -145,6 +155,7 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
     if (!ms.empty()) families.push_back(i);
     for (auto& m : ms) ownership.emplace_back(i, std::move(m));
   }
+  thin_to_sample(ownership, options.sample);
   std::vector<OwnershipBaseline> baselines(families.size());
   parallel_for(families.size(), options.jobs, [&](std::size_t f) {
     try {

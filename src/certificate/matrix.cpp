@@ -103,6 +103,10 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
         row.cache = proof_cache(*S, *T, options);
         row.group = family[i / n] || family[i % n];
         row.cross_check_cache = plan.shape[i].empty() ? small.name : plan.shape[i];
+        if (!in_sample_pair(i / n, i % n, options.sample)) {
+          row.derived = false;
+          return;
+        }
         // What the row was doing when kvlayout itself failed, for the row's error.
         std::string stage = "prove on " + row.cache;
         try {
@@ -166,13 +170,17 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
       phase_progress(options.progress, "matrix rows"));
 
   if (options.group_rows) {
-    GroupRows g = run_group_rows(catalog, m.layouts, group_row_table(), small, prove_options, options.jobs);
+    std::vector<GroupRowSpec> table;
+    for (std::size_t i = 0; i < group_row_table().size(); ++i)
+      if (in_sample(i, options.sample)) table.push_back(group_row_table()[i]);
+    GroupRows g = run_group_rows(catalog, m.layouts, table, small, prove_options, options.jobs);
     m.group_rows = std::move(g.rows);
     for (auto& [name, shape] : g.caches) m.caches.emplace(name, std::move(shape));
     m.group_rows_run = true;
   }
 
-  m.classes = equivalence_classes(
+  // Classes are a fact about the whole grid: a sample has none.
+  if (options.sample == 1) m.classes = equivalence_classes(
       m.layouts,
       [&](std::size_t a, std::size_t b) {
         return std::vector<std::string>{proof_cache(*m.layouts[a], *m.layouts[b], options), options.cross_check_cache};

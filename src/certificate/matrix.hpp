@@ -31,12 +31,26 @@ struct MatrixOptions {
   std::string cross_check_cache = "small";
   int jobs = 1;
   bool group_rows = true;                     // decide the group-row table too (group_rows.hpp)
+  // Derive only every sample-th grid row, group row and control mutant (1: all). A sample is for replaying
+  // part of a certificate where a whole replay costs too much (under the sanitizers); it decides no count,
+  // no equivalence class and no headline, so it never writes a certificate.
+  std::size_t sample = 1;
   prove::ProveOptions prove;
   // Called as work items finish, with the phase ("matrix rows", "controls: mutants", ...), from any thread.
   std::function<void(const std::string& phase, std::size_t done, std::size_t total)> progress;
   // Test-only: replaces the prover's grade on the cross-check shape for a pair, to plant a disagreement.
   std::function<std::optional<prove::Grade>(const std::string& source, const std::string& target)> small_grade_override;
 };
+
+// Whether the index-th item of a list (group row, control mutant) is in a sample of one in `sample`: every
+// sample-th, from the first.
+inline bool in_sample(std::size_t index, std::size_t sample) { return sample <= 1 || index % sample == 0; }
+// Whether the grid row from layout `source` to layout `target` (indices) is in such a sample: one in `sample`
+// along each anti-diagonal, so that every layout is sampled as a source and as a target (every sample-th row
+// in source-major order would keep only the targets at multiples of `sample` when it divides the count).
+inline bool in_sample_pair(std::size_t source, std::size_t target, std::size_t sample) {
+  return in_sample(source + target, sample);
+}
 
 struct Row {
   std::string source, target, cache;
@@ -53,6 +67,7 @@ struct Row {
   prove::Reason small_reason = prove::Reason::SolverLimit;
   enumerate::CrossCheck cross;  // cross.checked false: not cross-checked, cross.not_checked says why
   std::string error;  // an internal error while deciding this row (never a grade)
+  bool derived = true;  // false: left out of a sample (MatrixOptions::sample), nothing decided
 
   bool cross_checked() const { return error.empty() && cross.checked; }
   bool not_cross_checked() const { return error.empty() && !cross.checked; }

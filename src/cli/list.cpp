@@ -18,8 +18,10 @@ content, element type, control flag and the engine source it was read from.
 
   --specs DIR   read declarations from DIR instead of the shipped specs/
   --json        print a JSON array of {name, engine, content, dtype, control, cite, ranks, instance_of,
-                file}: ranks is {"tp_rank": "tp_size", ...} for a rank family, instance_of names
-                the family a thin instance declaration binds
+                evidence, observed, file}: ranks is {"tp_rank": "tp_size", ...} for a rank family,
+                instance_of names the family a thin instance declaration binds, evidence is "observed"
+                (the engine's own code ran in conformance/ and agreed), "declared" or "control", observed
+                is {package, test, checks} or null
 
 Exit: 0 listed; 2 a declaration is malformed (the message names its file and JSON path).
 )";
@@ -39,6 +41,9 @@ std::string group_text(const spec::Layout& l) {
   for (const auto& axis : l.ranks) out += (out.empty() ? "family " : ",") + axis.rank + "<" + axis.size;
   return out;
 }
+
+// "observed" (conformance/ ran the engine's code and the declaration agreed), "declared" or "control".
+std::string evidence_text(const spec::Layout& l) { return l.control ? "control" : l.observed ? "observed" : "declared"; }
 
 spec::Json cite_json(const spec::Layout& l) {
   if (!l.cite) return nullptr;
@@ -72,6 +77,10 @@ int run_list(const std::vector<std::string>& argv) {
                      {"cite", cite_json(*l)},
                      {"ranks", ranks_json(*l)},
                      {"instance_of", l->instance_of.empty() ? spec::Json(nullptr) : spec::Json(l->instance_of)},
+                     {"evidence", evidence_text(*l)},
+                     {"observed", l->observed ? spec::Json{{"package", l->observed->package}, {"test", l->observed->test},
+                                                           {"checks", l->observed->checks}}
+                                              : spec::Json(nullptr)},
                      {"file", l->file}});
     std::cout << out.dump(2) << "\n";
     return kOk;
@@ -84,11 +93,12 @@ int run_list(const std::vector<std::string>& argv) {
   }
   std::cout << std::left << std::setw(static_cast<int>(name_w) + 2) << "NAME" << std::setw(static_cast<int>(engine_w) + 2)
             << "ENGINE" << std::setw(12) << "CONTENT" << std::setw(10) << "DTYPE" << std::setw(9) << "CONTROL"
-            << std::setw(static_cast<int>(group_w) + 2) << "RANKS" << "CITATION\n";
+            << std::setw(static_cast<int>(group_w) + 2) << "RANKS" << std::setw(10) << "EVIDENCE" << "CITATION\n";
   for (const auto& l : layouts) {
     std::cout << std::setw(static_cast<int>(name_w) + 2) << l->name << std::setw(static_cast<int>(engine_w) + 2)
               << l->engine << std::setw(12) << l->content.name << std::setw(10) << spec::dtype_name(l->dtype)
               << std::setw(9) << (l->control ? "control" : "") << std::setw(static_cast<int>(group_w) + 2) << group_text(*l)
+              << std::setw(10) << (l->control ? "" : evidence_text(*l))
               << (l->cite ? spec::format_citation(*l->cite) : "-")
               << "\n";
   }

@@ -27,7 +27,7 @@ table.grid th.row{text-align:left;padding-right:8px;white-space:nowrap;font-weig
 table.grid th.row .eng{color:#777;font-size:10px;margin-left:4px}table.grid th.col{font-weight:normal;color:#555;width:15px;font-size:9px}
 a.sq{display:block;width:13px;height:13px;margin:1px;border:1px solid #0002;box-sizing:border-box}
 a.sq.dim{opacity:.08}a.sq.dis{outline:2px solid #000}a.sq:hover{outline:2px solid #0366d6}
-tr.class-start th,tr.class-start td{border-top:2px solid #bbb}.eq{color:#0366d6;font-weight:bold}
+tr.class-start th,tr.class-start td{border-top:2px solid #bbb}.eq{color:#0366d6;font-weight:bold}.obs{color:#1a7f37;font-weight:bold;margin-left:3px}
 .detail{display:none}.detail:target{display:block;position:fixed;right:18px;top:18px;width:440px;max-height:88vh;overflow:auto;background:#fff;border:1px solid #bbb;box-shadow:0 6px 24px #0003;padding:12px 16px;font-size:13px;z-index:5}
 .detail h3{margin:0 0 6px;font-size:15px}.detail dt{font-weight:600;margin-top:6px}.detail dd{margin:0 0 0 10px}
 .close{float:right;text-decoration:none;font-size:18px}
@@ -129,6 +129,24 @@ Layouts layouts_of(const CertificateView& c, const TranslationGraph& g) {
   return l;
 }
 
+// The certificate's evidence record of one layout ({"evidence": "observed" | "declared" | "control", ...}), or
+// an empty object (a certificate from before evidence was recorded).
+spec::Json evidence_of(const CertificateView& c, const std::string& layout) {
+  const spec::Json& d = c.document;
+  if (d.contains("evidence") && d["evidence"].is_object() && d["evidence"].contains(layout) && d["evidence"][layout].is_object())
+    return d["evidence"][layout];
+  return spec::Json::object();
+}
+
+std::string observed_badge(const CertificateView& c, const std::string& layout) {
+  const spec::Json e = evidence_of(c, layout);
+  if (e.value("evidence", std::string()) != "observed") return "";
+  std::string checks;
+  for (const auto& k : e.value("checks", spec::Json::array())) checks += (checks.empty() ? "" : " + ") + (k.is_string() ? k.get<std::string>() : "");
+  return " <span class=obs title=\"observed: " + escape(e.value("package", std::string())) + " ran in " +
+         escape(e.value("test", std::string())) + " and agreed (" + escape(checks) + ")\">&#9679;</span>";
+}
+
 void header(std::ostringstream& out, const CertificateView& c) {
   const spec::Json& d = c.document;
   out << "<h1>kvlayout: exact KV-cache translations between serving engines</h1>\n<p class=headline>"
@@ -169,6 +187,7 @@ void grid(std::ostringstream& out, const CertificateView& c, const Layouts& l) {
     out << "<tr" << (l.class_start.at(s) && i ? " class=class-start" : "") << "><th class=row title=\""
         << escape(l.engine.count(s) ? l.engine.at(s) : "") << "\">" << i + 1 << " " << escape(s)
         << (l.class_size.at(s) > 1 ? " <span class=eq title=\"proven equal to the other members of its class\">&equiv;</span>" : "")
+        << observed_badge(c, s)
         << "<span class=eng>" << escape(l.engine.count(s) ? l.engine.at(s) : "") << "</span></th>";
     for (std::size_t j = 0; j < n; ++j) {
       const int k = cell[i][j];
@@ -298,6 +317,38 @@ void controls(std::ostringstream& out, const CertificateView& c) {
   }
 }
 
+// Which layouts an engine's own code produced (the conformance suite), and which are read from source only.
+void evidence(std::ostringstream& out, const CertificateView& c) {
+  const spec::Json& d = c.document;
+  if (!d.contains("evidence") || !d["evidence"].is_object()) return;
+  std::vector<std::string> observed, declared;
+  for (auto it = d["evidence"].begin(); it != d["evidence"].end(); ++it) {
+    const std::string kind = it.value().is_object() ? it.value().value("evidence", std::string()) : "";
+    if (kind == "observed") observed.push_back(it.key());
+    else if (kind == "declared") declared.push_back(it.key());
+  }
+  const spec::Json counts = d.contains("counts") ? d["counts"].value("evidence", spec::Json::object()) : spec::Json::object();
+  out << "<h2 id=evidence>Evidence: observed and declared layouts</h2><p class=muted>" << observed.size()
+      << " layouts are <b>observed</b> (<span class=obs>&#9679;</span>): <code>conformance/run.sh</code> installed the "
+         "pinned release, ran its own allocation code on a small cache and the declaration agreed with the tensors' "
+         "geometry and, where marked, with a pattern written through the engine's own write path at every position. "
+      << declared.size() << " are <b>declared</b> from their cited source only. "
+      << counts.value("rows_between_observed", 0) << " rows are between two observed layouts.</p>"
+      << "<table class=t><tr><th>observed layout</th><th>release whose code ran</th><th>checks</th><th>test</th></tr>";
+  for (const auto& name : observed) {
+    const spec::Json e = evidence_of(c, name);
+    std::string checks;
+    for (const auto& k : e.value("checks", spec::Json::array())) checks += (checks.empty() ? "" : " + ") + (k.is_string() ? k.get<std::string>() : "");
+    out << "<tr><td>" << escape(name) << "</td><td><code>" << escape(e.value("package", std::string())) << "</code></td><td>"
+        << escape(checks) << "</td><td><code>" << escape(e.value("test", std::string())) << "</code></td></tr>";
+  }
+  out << "</table>\n<details><summary>" << declared.size() << " declared layouts</summary><table class=t>"
+      << "<tr><th>layout</th><th>cited source</th></tr>";
+  for (const auto& name : declared)
+    out << "<tr><td>" << escape(name) << "</td><td><code>" << escape(evidence_of(c, name).value("cite", std::string())) << "</code></td></tr>";
+  out << "</table></details>\n";
+}
+
 void provenance(std::ostringstream& out, const CertificateView& c) {
   const spec::Json& d = c.document;
   out << "<h2 id=provenance>Provenance</h2><table class=t><tr><td>certificate</td><td><code>" << escape(c.file) << "</code></td></tr>";
@@ -334,6 +385,7 @@ std::string html_report(const CertificateView& certificate, const TranslationGra
   backlog(out, certificate);
   graph_section(out, graph, picture);
   controls(out, certificate);
+  evidence(out, certificate);
   provenance(out, certificate);
   out << "</body></html>\n";
   return out.str();

@@ -18,6 +18,15 @@ struct Citation {
   std::string repo, path, symbol, commit, version, note;
 };
 
+// Evidence that an engine's own code produced this layout: conformance/ ran the pinned package's
+// allocation (and, where it has one on CPU, its write path) and the declaration agreed with it. A layout
+// without it is "declared": read from source, cited, never run.
+struct Observation {
+  std::string package;              // "vllm==0.33.0": the pinned distribution the conformance suite installs
+  std::string test;                 // "conformance/test_vllm.py": the test that runs the engine's code
+  std::vector<std::string> checks;  // what agreed: "geometry" (kvlayout check --tensors), "bytes" (read-back)
+};
+
 struct Parameter {
   std::string name;
   SourceExpr value;  // over cache-shape parameters and other layout parameters
@@ -82,6 +91,7 @@ struct Layout {
   std::string description;
   bool control = false;
   std::optional<Citation> cite;
+  std::optional<Observation> observed;
   Content content;
   DType dtype = DType::bf16;
   std::optional<ScaleDecl> scale;

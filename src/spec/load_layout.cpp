@@ -39,6 +39,36 @@ Citation load_citation(const JsonNode& node) {
   return c;
 }
 
+// {"package": "NAME==VERSION", "test": "conformance/....py", "checks": ["geometry", "bytes"]}; the citation
+// must pin the same release ("version": "NAME==VERSION"), since what ran is what was read.
+Observation load_observation(const JsonNode& node, const std::optional<Citation>& cite) {
+  node.allow_only({"package", "test", "checks"});
+  Observation o;
+  JsonNode package = node.at("package", "the pinned package the engine code ran from, e.g. \"vllm==0.33.0\"");
+  o.package = package.name("NAME==VERSION");
+  const std::size_t pin = o.package.find("==");
+  if (pin == std::string::npos || pin == 0 || pin + 2 >= o.package.size())
+    package.fail("\"" + o.package + "\"", "a pinned package, NAME==VERSION");
+  JsonNode test = node.at("test", "the conformance test that ran it, e.g. \"conformance/test_vllm.py\"");
+  o.test = test.name("a path under conformance/ ending in .py");
+  if (o.test.rfind("conformance/", 0) != 0 || o.test.size() < 3 || o.test.substr(o.test.size() - 3) != ".py")
+    test.fail("\"" + o.test + "\"", "a path under conformance/ ending in .py");
+  JsonNode checks = node.at("checks", "what agreed: [\"geometry\"] or [\"geometry\", \"bytes\"]");
+  for (const JsonNode& c : checks.items("an array of \"geometry\" and \"bytes\"")) {
+    std::string what = c.name("\"geometry\" or \"bytes\"");
+    if (what != "geometry" && what != "bytes") c.fail("\"" + what + "\"", "\"geometry\" or \"bytes\"");
+    if (contains(o.checks, what)) c.fail("\"" + what + "\" twice", "each check once");
+    o.checks.push_back(what);
+  }
+  if (o.checks.empty() || o.checks.front() != "geometry")
+    checks.fail(o.checks.empty() ? "no checks" : "\"" + o.checks.front() + "\" first", "\"geometry\" first (every observation checks it)");
+  if (!cite || cite->version != o.package)
+    node.fail("an observation of " + o.package + " under a citation " +
+                  (cite ? (cite->version.empty() ? "pinned by commit" : "of " + cite->version) : "that is missing"),
+              "\"cite\": {\"version\": \"" + o.package + "\"} (what ran is what was read)");
+  return o;
+}
+
 Content load_content(const JsonNode& root) {
   std::string name = root.at("content", "the content held: \"kv-heads\", \"mla-latent\" or a custom name")
                          .name("a content name, a non-empty string");
@@ -203,7 +233,7 @@ std::vector<RankAxis> load_ranks(const JsonNode& node, const std::vector<std::st
 // A thin declaration: {"name", "instance_of": FAMILY, "bind": {param: integer, ...}, "description"?,
 // "engine"?, "notes"?, "cite"?} (without "cite", the family's). The family is read from the same directory; every rank parameter must be bound.
 std::shared_ptr<const Layout> load_instance(const JsonNode& root, const std::string& file) {
-  root.allow_only({"name", "engine", "description", "notes", "instance_of", "bind", "cite"});
+  root.allow_only({"name", "engine", "description", "notes", "instance_of", "bind", "cite", "observed"});
   std::string name = root.at("name", "the layout's name").name("the file's stem, a non-empty string");
   std::string stem = std::filesystem::path(file).stem().string();
   if (name != stem) root.at("name", "").fail("the name \"" + name + "\"", "the file's stem \"" + stem + "\"");
@@ -236,6 +266,8 @@ std::shared_ptr<const Layout> load_instance(const JsonNode& root, const std::str
   if (auto e = root.find("engine")) instance->engine = e->name("a non-empty string");
   if (auto d = root.find("description")) instance->description = d->string("a string");
   if (auto c = root.find("cite")) instance->cite = load_citation(*c);  // else the family's
+  instance->observed.reset();  // an observation is of one declaration, never inherited
+  if (auto o = root.find("observed")) instance->observed = load_observation(*o, instance->cite);
   return instance;
 }
 
@@ -251,7 +283,7 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
   JsonNode root(doc, file, "");
   if (root.find("instance_of")) return load_instance(root, file);
   root.allow_only({"name", "engine", "description", "control", "cite", "content", "coords", "dtype", "scale",
-                   "params", "requires", "tables", "holds", "tensors", "notes", "ranks"});
+                   "params", "requires", "tables", "holds", "tensors", "notes", "ranks", "observed"});
   auto layout = std::make_shared<Layout>();
   Layout& L = *layout;
   L.file = file;
@@ -265,6 +297,10 @@ std::shared_ptr<const Layout> load_layout(const std::string& file) {
   else if (!L.control)
     root.fail("no \"cite\"",
               "\"cite\": {repo, path, symbol, commit or version} naming the engine source, or \"control\": true");
+  if (auto o = root.find("observed")) {
+    if (L.control) o->fail("an observation of a control", "no \"observed\" on a made-up layout");
+    L.observed = load_observation(*o, L.cite);
+  }
   if (auto n = root.find("notes")) {
     if (!n->value().is_string() && !n->value().is_array()) n->fail(describe(n->value()), "a string or an array of strings");
   }

@@ -84,6 +84,49 @@ TEST_CASE("kvlayout certificate check replays a certificate and fails on a one-c
   CHECK_THAT(changed.out, Catch::Contains("regenerate it with"));
 }
 
+TEST_CASE("certificate check --sample N compares every N-th row and mutant and only those", "[certificate][cli]") {
+  test::TempDir dir;
+  copy_specs(dir, {"vllm-flash-nhd", "vllm-flash-hnd", "sglang-mha"});
+  std::string specs = (dir.path() / "specs").string(), cert = (dir.path() / "cert.json").string();
+  auto made = test::run_kvlayout("matrix --specs '" + specs + "' --cache small --jobs 2 --no-group-rows --certificate '" + cert + "'");
+  REQUIRE(made.exit_code == 0);
+  const spec::Json original = spec::read_json_file(cert);
+  REQUIRE(original["rows"].size() == 9);
+  const std::size_t mutants = original["controls"]["mutation"]["mutants"].size();
+  auto check = [&](const spec::Json& doc, const std::string& flags) {
+    std::ofstream(cert) << doc.dump(2);
+    return test::run_kvlayout("certificate check '" + cert + "' --specs '" + specs + "' --jobs 2 " + flags);
+  };
+  auto ok = check(original, "--sample 2");
+  INFO(ok.out << ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("the sample of 1 in 2 agrees: 5 rows, 0 group rows and " +
+                                     std::to_string((mutants + 1) / 2) + " mutants"));
+  // A row in the sample (row 0) with a wrong grade is caught; one outside it (row 1) is the sample's blind
+  // spot, which the whole replay (the plain suite) catches.
+  spec::Json in_sample = original;
+  in_sample["rows"][0]["grade"] = "NOT_EXACT";
+  auto caught = check(in_sample, "--sample 2");
+  CHECK(caught.exit_code == 1);
+  CHECK_THAT(caught.out, Catch::Contains("of the sample of 1 in 2") && Catch::Contains("grade \"NOT_EXACT\" -> "));
+  spec::Json outside = original;
+  outside["rows"][1]["grade"] = "NOT_EXACT";
+  CHECK(check(outside, "--sample 2").exit_code == 0);
+  CHECK(check(outside, "").exit_code == 1);
+  // Whole-grid facts are a whole replay's to judge.
+  spec::Json counts = original;
+  counts["counts"]["rows"] = 10;
+  CHECK(check(counts, "--sample 3").exit_code == 0);
+  CHECK(check(counts, "").exit_code == 1);
+  // A mutant in the sample with a wrong verdict is caught.
+  spec::Json mutant = original;
+  mutant["controls"]["mutation"]["mutants"][0]["verdict"] = "survived";
+  CHECK(check(mutant, "--sample 2").exit_code == 1);
+  auto bad = check(original, "--sample 0");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("a positive integer"));
+}
+
 TEST_CASE("the mutation generator produces every listed edit kind, each a real edit", "[certificate][mutation]") {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   std::set<std::string> kinds;

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <tuple>
+
 #include "spec/json_node.hpp"
 #include "support/run_command.hpp"
 
@@ -63,4 +66,42 @@ TEST_CASE("every command answers --help with exit 0", "[cli]") {
   auto r = run_kvlayout("frobnicate");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown command \"frobnicate\""));
+}
+
+TEST_CASE("kvlayout addr --all: every position's address, row-major, agreeing with the one-position form", "[cli][addr]") {
+  auto r = run_kvlayout("addr vllm-flash-hnd --cache small --table block_table=2,0,1,4,3 --all --json");
+  REQUIRE(r.exit_code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["coords"] == Json{"layer", "kv", "token", "head", "dim"});
+  CHECK(j["extents"] == Json{2, 2, 67, 4, 16});
+  CHECK(j["tensors"] == Json{"kv_cache"});
+  CHECK(j["element_bytes"] == 2);
+  REQUIRE(j["addresses"].size() == 2 * 2 * 67 * 4 * 16);
+  CHECK(j["held"] == 2 * 2 * 67 * 4 * 16);
+  // (layer 0, V, token 3, head 1, dim 0): row-major position ((0*2 + 1)*67 + 3)*64 + 16.
+  const Json& a = j["addresses"][((0 * 2 + 1) * 67 + 3) * 64 + 16];
+  CHECK(a == Json{0, 0, 2 * (((1 * 5 + 2) * 4 + 1) * 256 + 3 * 16)});
+  // Every address distinct: the declaration is injective on the small cache.
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+  for (const auto& x : j["addresses"]) seen.insert({x[0].get<std::int64_t>(), x[1].get<std::int64_t>(), x[2].get<std::int64_t>()});
+  CHECK(seen.size() == j["addresses"].size());
+}
+
+TEST_CASE("kvlayout addr --all: positions a layout does not hold are null; an out-of-bounds one fails naming it", "[cli][addr]") {
+  auto r = run_kvlayout("addr vllm-flash-nhd-tp2-r0 --cache small --all --json");
+  REQUIRE(r.exit_code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["held"] == 2 * 2 * 67 * 2 * 16);  // heads 0 and 1 of 4
+  CHECK(j["addresses"][3 * 16].is_null());   // (layer 0, K, token 0, head 3, dim 0)
+  r = run_kvlayout("addr broken-oob --cache small --all --json");
+  CHECK(r.exit_code == 1);
+  j = Json::parse(r.out);
+  CHECK(j["in_bounds"] == false);
+  CHECK_THAT(j["violation"].get<std::string>(), Catch::Contains("token"));
+  r = run_kvlayout("addr vllm-flash-nhd --cache small --all layer=0");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("either COORD... or --all"));
+  r = run_kvlayout("addr vllm-flash-nhd --cache llama-3.1-8b --all --json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("at most 2097152"));
 }

@@ -11,7 +11,7 @@ TEST_CASE("kvlayout list --json lists every declaration with its citation", "[cl
   REQUIRE(r.exit_code == 0);
   Json list = Json::parse(r.out);
   REQUIRE(list.is_array());
-  CHECK(list.size() == 36);
+  CHECK(list.size() == 64);
   int engines = 0;
   for (const auto& item : list) {
     INFO(item.dump());
@@ -23,15 +23,18 @@ TEST_CASE("kvlayout list --json lists every declaration with its citation", "[cl
     CHECK(cite["path"].is_string());
     CHECK(cite["symbol"].is_string());
     CHECK((cite.contains("commit") || cite.contains("version")));
+    // Observed: what ran is what the citation pins.
+    CHECK(item["evidence"] == (item["observed"].is_null() ? "declared" : "observed"));
+    if (!item["observed"].is_null()) CHECK(item["observed"]["package"] == cite["version"]);
   }
-  CHECK(engines == 32);
+  CHECK(engines == 60);
 }
 
 TEST_CASE("kvlayout list prints a table with one row per declaration", "[cli][list]") {
   auto r = run_kvlayout("list");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("vllm-flash-nhd ") && Catch::Contains("vllm-project/vllm@5704f34f") &&
-                        Catch::Contains("36 layouts"));
+                        Catch::Contains("64 layouts"));
   CHECK_THAT(r.out, Catch::Contains("broken-collide") && Catch::Contains("control"));
 }
 

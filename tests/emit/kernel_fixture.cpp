@@ -23,6 +23,17 @@ std::vector<std::string> isa_variants() {
   return out;
 }
 
+std::size_t pair_sample() {
+  // scripts/sanitize.sh sets this: there every pair's kernel would be compiled again (by the uninstrumented
+  // compiler) and run against the instrumented oracle at ~10x its cost; one pair in N keeps the generator and
+  // oracle under ASan on every kind of kernel. The plain suite runs every pair.
+  if (const char* n = std::getenv("KVLAYOUT_TEST_PAIR_SAMPLE"); n != nullptr) {
+    const long v = std::strtol(n, nullptr, 10);
+    if (v > 1) return static_cast<std::size_t>(v);
+  }
+  return 1;
+}
+
 ScopedIsa::ScopedIsa(const std::string& variant) { setenv("KVLAYOUT_ISA", variant.c_str(), 1); }
 ScopedIsa::~ScopedIsa() { unsetenv("KVLAYOUT_ISA"); }
 

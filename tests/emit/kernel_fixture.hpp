@@ -23,6 +23,9 @@ class KernelLibrary : public native::KernelLibrary {
 // The instruction-set variants an emitted CPU kernel carries that this CPU runs: "baseline" always, "avx2"
 // when the CPU has it. Tests run each kernel under every one.
 std::vector<std::string> isa_variants();
+// Test one ordered pair of layouts in this many (certificate::in_sample_pair): $KVLAYOUT_TEST_PAIR_SAMPLE when
+// it is above 1, else 1 (every pair).
+std::size_t pair_sample();
 
 // Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call).
 class ScopedIsa {

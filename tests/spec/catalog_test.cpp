@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <set>
 
 #include "spec/catalog.hpp"
@@ -13,7 +14,14 @@ const char* kEngines[] = {
     "sglang-host-page-first-direct", "sglang-host-page-head", "trtllm-pool", "flashinfer-nhd", "flashinfer-hnd",
     "hf-dynamic", "lmcache-2ltd", "lmcache-mla", "llamacpp", "llamacpp-vtrans", "dynamo-universal",
     // rank families (issue 10)
-    "vllm-flash-nhd-tp", "vllm-flash-nhd-pp", "vllm-flash-nhd-tp-pp", "sglang-mha-tp", "trtllm-pool-tp", "vllm-mla-tp"};
+    "vllm-flash-nhd-tp", "vllm-flash-nhd-pp", "vllm-flash-nhd-tp-pp", "sglang-mha-tp", "trtllm-pool-tp", "vllm-mla-tp",
+    // current releases, pinned by package version (issue 14)
+    "vllm033-lbhnc", "vllm033-lbnhc", "vllm033-lhbnc", "vllm033-blhnc", "vllm033-blnhc", "vllm033-bhlnc",
+    "vllm033-mla-lbnhc", "vllm033-mla-blnhc", "sglang0523-mha", "sglang0523-mha-hnd", "sglang0523-mha-tp",
+    "sglang0523-mla", "sglang0523-host-layer-first", "sglang0523-host-page-first", "sglang0523-host-page-first-direct",
+    "sglang0523-host-page-head", "sglang0523-host-mla-layer-first", "sglang0523-host-mla-page-first",
+    "sglang0523-host-mla-page-first-direct", "lmcache056-2ltd", "lmcache056-mla", "lmcache056-packed", "lmcache056-t2d",
+    "lmcache056-2td", "lmcache056-mla-layerwise", "hf520-dynamic", "flashinfer072-nhd", "flashinfer072-hnd"};
 const char* kControls[] = {"fictional-engine-9000", "broken-collide", "broken-oob", "broken-nofit"};
 }  // namespace
 
@@ -33,6 +41,8 @@ TEST_CASE("the shipped specs hold exactly the named declarations, each engine ci
       CHECK_FALSE(l->cite->symbol.empty());
       CHECK_FALSE((l->cite->commit.empty() && l->cite->version.empty()));
     }
+    // An observed declaration names the conformance test that holds it to account; that test must exist.
+    if (l->observed) CHECK(std::filesystem::is_regular_file(std::filesystem::path(KVLAYOUT_SOURCE_DIR) / l->observed->test));
   }
   std::set<std::string> expected(std::begin(kEngines), std::end(kEngines));
   expected.insert(std::begin(kControls), std::end(kControls));

@@ -264,3 +264,57 @@ TEST_CASE("error catalogue: a missing citation is an error unless the layout is 
   j["cite"].erase("symbol");
   expect_error(j, "/cite", "no member \"symbol\"");
 }
+
+TEST_CASE("an observation names the pinned package, its conformance test and what agreed", "[spec][load]") {
+  Json j = valid_layout();
+  j["cite"].erase("commit");
+  j["cite"]["version"] = "vllm==0.33.0";
+  j["observed"] = {{"package", "vllm==0.33.0"}, {"test", "conformance/test_vllm.py"}, {"checks", {"geometry", "bytes"}}};
+  TempDir dir;
+  auto L = load(dir, j);
+  REQUIRE(L->observed.has_value());
+  CHECK(L->observed->package == "vllm==0.33.0");
+  CHECK(L->observed->test == "conformance/test_vllm.py");
+  CHECK(L->observed->checks == std::vector<std::string>{"geometry", "bytes"});
+  j.erase("observed");
+  CHECK_FALSE(load(dir, j)->observed.has_value());
+}
+
+TEST_CASE("error catalogue: an observation must pin what ran and what the citation read", "[spec][load][errors]") {
+  Json base = valid_layout();
+  base["cite"].erase("commit");
+  base["cite"]["version"] = "vllm==0.33.0";
+  base["observed"] = {{"package", "vllm==0.33.0"}, {"test", "conformance/test_vllm.py"}, {"checks", {"geometry"}}};
+  Json j = base;
+  j["observed"]["package"] = "vllm";
+  expect_error(j, "/observed/package", "NAME==VERSION");
+  j = base;
+  j["observed"]["package"] = "vllm==0.34.0";
+  expect_error(j, "/observed", "what ran is what was read");
+  j = base;
+  j["cite"].erase("version");
+  j["cite"]["commit"] = "abc";
+  expect_error(j, "/observed", "pinned by commit");
+  j = base;
+  j["observed"]["test"] = "tests/test_vllm.py";
+  expect_error(j, "/observed/test", "under conformance/");
+  j = base;
+  j["observed"]["checks"] = Json::array();
+  expect_error(j, "/observed/checks", "\"geometry\" first");
+  j = base;
+  j["observed"]["checks"] = {"bytes"};
+  expect_error(j, "/observed/checks", "\"geometry\" first");
+  j = base;
+  j["observed"]["checks"] = {"geometry", "vibes"};
+  expect_error(j, "/observed/checks/1", "\"geometry\" or \"bytes\"");
+  j = base;
+  j["observed"]["checks"] = {"geometry", "geometry"};
+  expect_error(j, "/observed/checks/1", "twice");
+  j = base;
+  j["observed"]["by"] = "me";
+  expect_error(j, "/observed/by", "unknown member");
+  j = base;
+  j.erase("cite");
+  j["control"] = true;
+  expect_error(j, "/observed", "control");
+}
