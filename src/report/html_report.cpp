@@ -138,13 +138,19 @@ spec::Json evidence_of(const CertificateView& c, const std::string& layout) {
   return spec::Json::object();
 }
 
+// "geometry + bytes": what agreed, from an evidence record.
+std::string checks_text(const spec::Json& evidence) {
+  std::string text;
+  for (const auto& k : evidence.value("checks", spec::Json::array()))
+    if (k.is_string()) text += (text.empty() ? "" : " + ") + k.get<std::string>();
+  return text;
+}
+
 std::string observed_badge(const CertificateView& c, const std::string& layout) {
   const spec::Json e = evidence_of(c, layout);
   if (e.value("evidence", std::string()) != "observed") return "";
-  std::string checks;
-  for (const auto& k : e.value("checks", spec::Json::array())) checks += (checks.empty() ? "" : " + ") + (k.is_string() ? k.get<std::string>() : "");
   return " <span class=obs title=\"observed: " + escape(e.value("package", std::string())) + " ran in " +
-         escape(e.value("test", std::string())) + " and agreed (" + escape(checks) + ")\">&#9679;</span>";
+         escape(e.value("test", std::string())) + " and agreed (" + escape(checks_text(e)) + ")\">&#9679;</span>";
 }
 
 void header(std::ostringstream& out, const CertificateView& c) {
@@ -337,10 +343,8 @@ void evidence(std::ostringstream& out, const CertificateView& c) {
       << "<table class=t><tr><th>observed layout</th><th>release whose code ran</th><th>checks</th><th>test</th></tr>";
   for (const auto& name : observed) {
     const spec::Json e = evidence_of(c, name);
-    std::string checks;
-    for (const auto& k : e.value("checks", spec::Json::array())) checks += (checks.empty() ? "" : " + ") + (k.is_string() ? k.get<std::string>() : "");
     out << "<tr><td>" << escape(name) << "</td><td><code>" << escape(e.value("package", std::string())) << "</code></td><td>"
-        << escape(checks) << "</td><td><code>" << escape(e.value("test", std::string())) << "</code></td></tr>";
+        << escape(checks_text(e)) << "</td><td><code>" << escape(e.value("test", std::string())) << "</code></td></tr>";
   }
   out << "</table>\n<details><summary>" << declared.size() << " declared layouts</summary><table class=t>"
       << "<tr><th>layout</th><th>cited source</th></tr>";

@@ -31,6 +31,15 @@ TEST_CASE("the report has a square and a details section per row, and legend cou
   CHECK(html.find("<link") == std::string::npos);  // nothing fetched: styles, scripts and the graph are inline
   CHECK_THAT(html, Catch::Contains("Capability backlog") && Catch::Contains("Mutation score") && Catch::Contains("spec hashes"));
   CHECK_THAT(html, Catch::Contains("built-in circular layout"));
+  // Evidence: one badge per observed layout (in its row header), and the Evidence section's table lists them.
+  std::size_t observed = 0;
+  for (auto it = c.document["evidence"].begin(); it != c.document["evidence"].end(); ++it)
+    observed += it.value()["evidence"] == "observed";
+  CHECK(observed == c.document["counts"]["evidence"]["observed_layouts"].get<std::size_t>());
+  CHECK(observed > 0);
+  CHECK(count(html, "<span class=obs title=\"observed: ") == observed);
+  CHECK_THAT(html, Catch::Contains("Evidence: observed and declared layouts") &&
+                       Catch::Contains("<td><code>vllm==0.33.0</code></td><td>geometry + bytes</td>"));
 }
 
 TEST_CASE("names in the report are escaped", "[report][html]") {
