@@ -87,10 +87,10 @@ Json evidence_json(const Matrix& m) {
   Json out = Json::object();
   for (const auto& L : m.layouts) {
     if (L->observed) {
-      out[L->name] = {{"evidence", "observed"}, {"package", L->observed->package}, {"test", L->observed->test},
+      out[L->name] = {{"evidence", spec::evidence_kind(*L)}, {"package", L->observed->package}, {"test", L->observed->test},
                       {"checks", L->observed->checks}};
     } else {
-      out[L->name] = {{"evidence", L->control ? "control" : "declared"},
+      out[L->name] = {{"evidence", spec::evidence_kind(*L)},
                       {"cite", L->cite ? Json(spec::format_citation(*L->cite)) : Json(nullptr)}};
     }
   }
@@ -101,8 +101,9 @@ Json evidence_counts_json(const Matrix& m) {
   std::set<std::string> observed;
   std::size_t declared = 0;
   for (const auto& L : m.layouts) {
-    if (L->observed) observed.insert(L->name);
-    else if (!L->control) ++declared;
+    const std::string kind = spec::evidence_kind(*L);
+    if (kind == "observed") observed.insert(L->name);
+    declared += kind == "declared";
   }
   std::size_t between = 0, one_side = 0;
   for (const auto& r : m.rows) {

@@ -42,9 +42,6 @@ std::string group_text(const spec::Layout& l) {
   return out;
 }
 
-// "observed" (conformance/ ran the engine's code and the declaration agreed), "declared" or "control".
-std::string evidence_text(const spec::Layout& l) { return l.control ? "control" : l.observed ? "observed" : "declared"; }
-
 spec::Json cite_json(const spec::Layout& l) {
   if (!l.cite) return nullptr;
   spec::Json c = {{"repo", l.cite->repo}, {"path", l.cite->path}, {"symbol", l.cite->symbol}};
@@ -77,7 +74,7 @@ int run_list(const std::vector<std::string>& argv) {
                      {"cite", cite_json(*l)},
                      {"ranks", ranks_json(*l)},
                      {"instance_of", l->instance_of.empty() ? spec::Json(nullptr) : spec::Json(l->instance_of)},
-                     {"evidence", evidence_text(*l)},
+                     {"evidence", spec::evidence_kind(*l)},
                      {"observed", l->observed ? spec::Json{{"package", l->observed->package}, {"test", l->observed->test},
                                                            {"checks", l->observed->checks}}
                                               : spec::Json(nullptr)},
@@ -98,7 +95,7 @@ int run_list(const std::vector<std::string>& argv) {
     std::cout << std::setw(static_cast<int>(name_w) + 2) << l->name << std::setw(static_cast<int>(engine_w) + 2)
               << l->engine << std::setw(12) << l->content.name << std::setw(10) << spec::dtype_name(l->dtype)
               << std::setw(9) << (l->control ? "control" : "") << std::setw(static_cast<int>(group_w) + 2) << group_text(*l)
-              << std::setw(10) << (l->control ? "" : evidence_text(*l))
+              << std::setw(10) << (l->control ? "" : spec::evidence_kind(*l))
               << (l->cite ? spec::format_citation(*l->cite) : "-")
               << "\n";
   }

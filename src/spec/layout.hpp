@@ -110,6 +110,13 @@ struct Layout {
 
 bool is_family(const Layout& layout);
 
+// What a layout's claim rests on: "observed" (the engine's own code ran in conformance/ and agreed),
+// "declared" (a cited source only) or "control" (made up, never an engine's). The loader refuses an
+// observation on a control, so exactly one applies.
+inline const char* evidence_kind(const Layout& layout) {
+  return layout.control ? "control" : layout.observed ? "observed" : "declared";
+}
+
 // The declaration with each named parameter's default replaced by an integer literal, renamed `name`.
 // Rank axes whose rank parameter is bound are dropped (a family with every rank bound is one instance).
 // @pre every name in `values` is a parameter of `layout`; throws SpecError naming the first that is not.

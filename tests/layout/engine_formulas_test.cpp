@@ -223,20 +223,20 @@ TEST_CASE("SGLang MHA pool: separate K and V buffers, (slot*H + h)*D + d, slot 0
 }
 
 TEST_CASE("SGLang HiCache host layouts: layer_first, page_first, page_first_direct, page_head", "[layout][engines]") {
-  const I PS = 64;
-  check_everywhere("sglang-host-layer-first", [PS](const Sizes& s, const Pos& p, const Table& pt) {
+  constexpr I PS = 64;  // a constant: the lambdas use it without capturing it
+  check_everywhere("sglang-host-layer-first", [](const Sizes& s, const Pos& p, const Table& pt) {
     I N = ceil_div(s.T, PS) * PS, slot = pt(p.t / PS) * PS + p.t % PS;
     return Expected{"kv_buffer", 0, (((p.kv * s.L + p.l) * N + slot) * s.H + p.h) * s.D + p.d};
   });
-  check_everywhere("sglang-host-page-first", [PS](const Sizes& s, const Pos& p, const Table& pt) {
+  check_everywhere("sglang-host-page-first", [](const Sizes& s, const Pos& p, const Table& pt) {
     I N = ceil_div(s.T, PS) * PS, slot = pt(p.t / PS) * PS + p.t % PS;
     return Expected{"kv_buffer", 0, (((p.kv * N + slot) * s.L + p.l) * s.H + p.h) * s.D + p.d};
   });
-  check_everywhere("sglang-host-page-first-direct", [PS](const Sizes& s, const Pos& p, const Table& pt) {
+  check_everywhere("sglang-host-page-first-direct", [](const Sizes& s, const Pos& p, const Table& pt) {
     I P = ceil_div(s.T, PS), page = pt(p.t / PS), o = p.t % PS;
     return Expected{"kv_buffer", 0, ((((p.kv * P + page) * s.L + p.l) * PS + o) * s.H + p.h) * s.D + p.d};
   });
-  check_everywhere("sglang-host-page-head", [PS](const Sizes& s, const Pos& p, const Table& pt) {
+  check_everywhere("sglang-host-page-head", [](const Sizes& s, const Pos& p, const Table& pt) {
     I P = ceil_div(s.T, PS), page = pt(p.t / PS), o = p.t % PS;
     return Expected{"kv_buffer", 0, ((((p.kv * P + page) * s.H + p.h) * PS + o) * s.L + p.l) * s.D + p.d};
   });
