@@ -86,12 +86,12 @@ std::string group_key(const Json& row) {
 Json evidence_json(const Matrix& m) {
   Json out = Json::object();
   for (const auto& L : m.layouts) {
-    if (L->observed) {
-      out[L->name] = {{"evidence", spec::evidence_kind(*L)}, {"package", L->observed->package}, {"test", L->observed->test},
+    const std::string kind = spec::evidence_kind(*L);
+    if (kind == "observed") {
+      out[L->name] = {{"evidence", kind}, {"package", L->observed->package}, {"test", L->observed->test},
                       {"checks", L->observed->checks}};
     } else {
-      out[L->name] = {{"evidence", spec::evidence_kind(*L)},
-                      {"cite", L->cite ? Json(spec::format_citation(*L->cite)) : Json(nullptr)}};
+      out[L->name] = {{"evidence", kind}, {"cite", L->cite ? Json(spec::format_citation(*L->cite)) : Json(nullptr)}};
     }
   }
   return out;
