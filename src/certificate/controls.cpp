@@ -131,12 +131,16 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
   std::vector<std::shared_ptr<const spec::Layout>> engines;
   for (const auto& l : matrix.layouts)
     if (!l->control) engines.push_back(l);
-  std::vector<enumerate::Enumerated> originals(engines.size());
-  parallel_for(engines.size(), options.jobs, [&](std::size_t i) { originals[i] = enumerate::enumerate_layout(engines[i], small); });
   std::vector<std::pair<std::size_t, Mutant>> work;
   for (std::size_t i = 0; i < engines.size(); ++i)
     for (auto& m : mutants(*engines[i])) work.emplace_back(i, std::move(m));
   thin_to_sample(work, options.sample);
+  // Each original enumerated once, shared by its mutants; only those a mutant in the sample judges against.
+  std::vector<std::size_t> judged;
+  for (const auto& [i, m] : work)
+    if (judged.empty() || judged.back() != i) judged.push_back(i);
+  std::vector<enumerate::Enumerated> originals(engines.size());
+  parallel_for(judged.size(), options.jobs, [&](std::size_t k) { originals[judged[k]] = enumerate::enumerate_layout(engines[judged[k]], small); });
   c.mutants.resize(work.size());
   parallel_for(work.size(), options.jobs, [&](std::size_t k) {
     const auto& [i, m] = work[k];
@@ -149,13 +153,12 @@ Controls run_controls(const spec::Catalog& catalog, const Matrix& matrix, const 
   // Ownership mutants of every rank family, judged by group moves on the cross-check shape.
   // The original family's moves first, once per family, shared by its mutants.
   std::vector<std::pair<std::size_t, Mutant>> ownership;
-  std::vector<std::size_t> families;
-  for (std::size_t i = 0; i < engines.size(); ++i) {
-    std::vector<Mutant> ms = ownership_mutants(*engines[i]);
-    if (!ms.empty()) families.push_back(i);
-    for (auto& m : ms) ownership.emplace_back(i, std::move(m));
-  }
+  for (std::size_t i = 0; i < engines.size(); ++i)
+    for (auto& m : ownership_mutants(*engines[i])) ownership.emplace_back(i, std::move(m));
   thin_to_sample(ownership, options.sample);
+  std::vector<std::size_t> families;  // those a mutant in the sample is judged against
+  for (const auto& [i, m] : ownership)
+    if (families.empty() || families.back() != i) families.push_back(i);
   std::vector<OwnershipBaseline> baselines(families.size());
   parallel_for(families.size(), options.jobs, [&](std::size_t f) {
     try {

@@ -10,7 +10,7 @@ namespace kvlayout::certificate {
 CrossCheckPlan plan_cross_checks(const std::vector<std::shared_ptr<const spec::Layout>>& layouts,
                                  const spec::CacheShape& small,
                                  const std::function<const spec::CacheShape&(std::size_t, std::size_t)>& proof_shape,
-                                 int jobs) {
+                                 const std::function<bool(std::size_t row)>& row_wanted, int jobs) {
   CrossCheckPlan plan;
   const std::size_t n = layouts.size();
   std::vector<enumerate::Enumerated> on_small(n);
@@ -22,6 +22,7 @@ CrossCheckPlan plan_cross_checks(const std::vector<std::shared_ptr<const spec::L
   plan.why_not.resize(n * n);
   std::set<std::pair<std::string, std::size_t>> wanted;
   for (std::size_t i = 0; i < n * n; ++i) {
+    if (!row_wanted(i)) continue;
     const std::size_t s = i / n, t = i % n;
     if (plan.at(small.name, s).bound->fits() && plan.at(small.name, t).bound->fits()) {
       plan.shape[i] = small.name;

@@ -27,11 +27,14 @@ struct CrossCheckPlan {
   }
 };
 
-// @post for every row i with a shape, both its layouts are in `enumerated` on that shape.
+// Rows that `row_wanted` rejects (those outside a --sample) get neither a shape nor a reason, and no
+// enumeration is done for them: a derived shape is enumerated only for the rows that use it.
+// @post for every wanted row i with a shape, both its layouts are in `enumerated` on that shape; every
+//       layout is in `enumerated` on `small`.
 // Throws SpecError for a declaration that cannot be bound on `small`, or a `small` too large to enumerate.
 CrossCheckPlan plan_cross_checks(const std::vector<std::shared_ptr<const spec::Layout>>& layouts,
                                  const spec::CacheShape& small,
                                  const std::function<const spec::CacheShape&(std::size_t, std::size_t)>& proof_shape,
-                                 int jobs);
+                                 const std::function<bool(std::size_t row)>& row_wanted, int jobs);
 
 }  // namespace kvlayout::certificate

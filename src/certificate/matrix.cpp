@@ -69,7 +69,7 @@ Matrix run_matrix(const spec::Catalog& catalog, const MatrixOptions& options) {
       m.layouts, small, [&](std::size_t s, std::size_t t) -> const spec::CacheShape& {
         return m.caches.at(proof_cache(*m.layouts[s], *m.layouts[t], options));
       },
-      options.jobs);
+      [&](std::size_t i) { return in_sample_pair(i / n, i % n, options.sample); }, options.jobs);
   for (const auto& [name, shape] : plan.derived) m.caches.emplace(name, shape);
 
   // Rows with a rank family on a side are group translations: each family's group on each cross-check

@@ -48,25 +48,38 @@ CellWalk walk_of(const emit::Cell& cell, const expr::Expr& scope) {
 // A coordinate's value from its digits: lo + sum(weight * digit) (emit/plan.cpp's split_into_modes).
 std::vector<std::int64_t> coords_of(const emit::Cell& cell, const std::vector<std::int64_t>& vals) {
   std::vector<std::int64_t> coord;
-  for (const auto& cc : cell.coords) {
+  coords_into(cell, vals, coord);
+  return coord;
+}
+
+void coords_into(const emit::Cell& cell, const std::vector<std::int64_t>& vals, std::vector<std::int64_t>& coord) {
+  coord.resize(cell.coords.size());
+  for (std::size_t c = 0; c < cell.coords.size(); ++c) {
+    const auto& cc = cell.coords[c];
     std::int64_t v = cc.lo;
     for (int m : cc.modes)
       v = expr::checked_add(v, expr::checked_mul(cell.modes[static_cast<std::size_t>(m)].weight, vals[static_cast<std::size_t>(m)]));
-    coord.push_back(v);
+    coord[c] = v;
   }
-  return coord;
 }
 
 SidePoint side_point(const emit::SideForm& f, const std::vector<std::int64_t>& vals, const std::vector<std::int64_t>& coord,
                      const layout::BoundLayout& b, const layout::BlockTables& tables) {
   SidePoint p;
-  expr::Environment env{vals, [&](int table, std::int64_t entry) -> std::int64_t {
-                          const auto& t = b.tables[static_cast<std::size_t>(table)];
+  // The lookup captures one pointer, which std::function holds without allocating (three references did
+  // not fit its small buffer: an allocation per call, two calls per loop iteration).
+  struct Context {
+    const layout::BoundLayout& b;
+    const layout::BlockTables& tables;
+    const std::vector<std::int64_t>& coord;
+  } context{b, tables, coord};
+  expr::Environment env{vals, [c = &context](int table, std::int64_t entry) -> std::int64_t {
+                          const auto& t = c->b.tables[static_cast<std::size_t>(table)];
                           if (entry < 0 || entry >= t.length)
-                            throw spec::SpecError(b.layout->file, "", t.name + "[" + std::to_string(entry) + "] at " +
-                                                                          layout::format_coordinate(b, coord),
+                            throw spec::SpecError(c->b.layout->file, "", t.name + "[" + std::to_string(entry) + "] at " +
+                                                                             layout::format_coordinate(c->b, c->coord),
                                                   "a layout whose table reads stay inside the table (see prove's in-bounds)");
-                          return tables.entry(static_cast<std::size_t>(table), entry);
+                          return c->tables.entry(static_cast<std::size_t>(table), entry);
                         }};
   // Checked like every offset (the wrap-around lesson): a walk past the cell (the slack of a partial block)
   // is not covered by bind's span checks. Overflow is reported, never wrapped.

@@ -27,6 +27,9 @@ CellWalk walk_of(const emit::Cell& cell, const expr::Expr& scope);
 
 // A coordinate's value from its digits: lo + sum(weight * digit) (emit/plan.cpp's split_into_modes).
 std::vector<std::int64_t> coords_of(const emit::Cell& cell, const std::vector<std::int64_t>& vals);
+// The same into `coord` (resized to the cell's coordinates), so a walk can reuse one buffer: the walk visits
+// every loop iteration of a production cache, and an allocation per iteration dominated it.
+void coords_into(const emit::Cell& cell, const std::vector<std::int64_t>& vals, std::vector<std::int64_t>& coord);
 
 // One side's element offset and instance at the modes' values (the run's modes at 0).
 struct SidePoint {

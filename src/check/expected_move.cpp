@@ -112,7 +112,7 @@ struct Builder {
     const emit::Cell& c = move.plan.cells[static_cast<std::size_t>(cell_index)];
     const CellWalk w = walk_of(c, scope);
     move.iterated.push_back(w.iterated);
-    std::vector<std::int64_t> vals(c.modes.size(), 0);
+    std::vector<std::int64_t> vals(c.modes.size(), 0), coord;
     std::int64_t total = 1;
     for (int m : w.iterated) total = expr::checked_mul(total, c.modes[static_cast<std::size_t>(m)].extent);
     for (std::int64_t ordinal = 0; ordinal < total; ++ordinal) {
@@ -122,7 +122,7 @@ struct Builder {
           if (++v < c.modes[static_cast<std::size_t>(w.iterated[k])].extent) break;
           v = 0;
         }
-      const std::vector<std::int64_t> coord = coords_of(c, vals);
+      coords_into(c, vals, coord);
       bool beyond = false, token_only = true;
       for (int g : w.guarded)
         if (coord[static_cast<std::size_t>(g)] > c.coords[static_cast<std::size_t>(g)].hi) {

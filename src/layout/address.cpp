@@ -41,13 +41,20 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                             "0 <= " + bound.coord_names[i] + " < " + std::to_string(bound.coord_extents[i]) +
                                 " on cache shape " + bound.cache.name);
   std::vector<TableRead> reads;
-  expr::Environment env{coord, [&](int table, std::int64_t entry) -> std::int64_t {
-                          const BoundTable& t = bound.tables[static_cast<std::size_t>(table)];
+  // The lookup captures one pointer, which std::function holds without allocating: locate is the byte
+  // oracle's inner loop (enumerate/address_map.cpp), called once per position of every cross-check.
+  struct Context {
+    const BoundLayout& bound;
+    const BlockTables& tables;
+    std::vector<TableRead>& reads;
+  } context{bound, tables, reads};
+  expr::Environment env{coord, [c = &context](int table, std::int64_t entry) -> std::int64_t {
+                          const BoundTable& t = c->bound.tables[static_cast<std::size_t>(table)];
                           if (entry < 0 || entry >= t.length)
                             throw TableMiss{t.name + "[" + std::to_string(entry) + "] is outside the table's " +
                                             std::to_string(t.length) + " entries"};
-                          std::int64_t value = tables.entry(static_cast<std::size_t>(table), entry);
-                          reads.push_back({table, entry, value});
+                          std::int64_t value = c->tables.entry(static_cast<std::size_t>(table), entry);
+                          c->reads.push_back({table, entry, value});
                           return value;
                         }};
   const std::string& file = bound.layout->file;
@@ -83,6 +90,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                         " instance(s) of " + tensor.name + " (" + per + " in [" + std::to_string(tensor.per_first) + ", " +
                         std::to_string(tensor.per_first + tensor.instances) + "))";
       }  // the indices are still evaluated: one that fails here fails as it would at any held position
+      loc.address.index.reserve(view.index.size());
       for (std::size_t k = 0; k < view.index.size(); ++k) {
         std::int64_t i = 0;
         try {
@@ -90,7 +98,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
         } catch (const TableMiss& miss) {
           loc.placement = Placement::OutOfBounds;
           loc.violation = "axis " + std::to_string(k) + " `" + view.index_texts[k] + "`: " + miss.what;
-          loc.reads = reads;
+          loc.reads = std::move(reads);
           return loc;
         } catch (const expr::ArithmeticError& a) {
           throw spec::SpecError(file, view.index_paths[k],
@@ -105,7 +113,7 @@ Location locate(const BoundLayout& bound, std::span<const std::int64_t> coord, c
                           " is outside [0, " + std::to_string(view.extents[k]) + ")";
         }
       }
-      loc.reads = reads;
+      loc.reads = std::move(reads);  // every path from here returns
       if (loc.placement != Placement::Held) return loc;  // an index outside its axis: no meaningful offset
       const std::int64_t offset = *element_offset(view, loc.address.index);
       loc.address.offset = offset;

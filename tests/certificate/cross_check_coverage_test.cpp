@@ -5,9 +5,11 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 #include "certificate/certificate.hpp"
+#include "certificate/cross_check_plan.hpp"
 #include "certificate/table.hpp"
 #include "spec/catalog.hpp"
 #include "support/run_command.hpp"
@@ -172,4 +174,40 @@ TEST_CASE("an internal error in one row (a std::logic_error, as prove/model.cpp 
   CHECK_FALSE(row(m, "vllm-flash-hnd", "vllm-flash-nhd").not_cross_checked());  // an error, not a coverage gap
   CHECK(row(m, "vllm-flash-nhd", "vllm-flash-nhd").error.empty());
   CHECK(row(m, "vllm-flash-nhd", "vllm-flash-nhd").cross_checked());
+}
+
+TEST_CASE("a cross-check plan for a sample enumerates derived shapes for the rows it holds only", "[certificate][coverage]") {
+  test::TempDir dir;
+  fs::path specs = copy_specs(dir, {"engines/vllm-flash-nhd", "controls/broken-nofit", "caches/small", "caches/llama-3.1-70b"});
+  spec::Catalog catalog(specs);
+  const auto layouts = spec::load_layouts(catalog);
+  REQUIRE(layouts.size() == 2);
+  const spec::CacheShape small = spec::load_cache(catalog.find_cache("small").string());
+  const spec::CacheShape proof = spec::load_cache(catalog.find_cache("llama-3.1-70b").string());
+  const std::size_t fits = layouts[0]->name == "vllm-flash-nhd" ? 0 : 1, nofit = 1 - fits;
+  auto plan_for = [&](const std::function<bool(std::size_t)>& wanted) {
+    return certificate::plan_cross_checks(layouts, small, [&](std::size_t, std::size_t) -> const spec::CacheShape& { return proof; },
+                                          wanted, 2);
+  };
+  // Control: every row wanted, so broken-nofit's rows need a derived shape with both layouts on it.
+  const auto whole = plan_for([](std::size_t) { return true; });
+  CHECK(whole.derived.size() == 1);
+  CHECK(whole.enumerated.size() == 4);  // both on small, both on the derived shape
+  CHECK(whole.shape[nofit * 2 + fits] == "small[head_size=128]");
+  // Only the row that fits small: nothing derived, nothing enumerated beyond small, no word on other rows.
+  const std::size_t kept = fits * 2 + fits;
+  const auto sampled = plan_for([&](std::size_t row) { return row == kept; });
+  CHECK(sampled.derived.empty());
+  CHECK(sampled.enumerated.size() == 2);
+  CHECK(sampled.shape[kept] == "small");
+  for (std::size_t row = 0; row < 4; ++row) {
+    if (row == kept) continue;
+    CHECK(sampled.shape[row].empty());
+    CHECK(sampled.why_not[row].empty());
+  }
+  // One derived row wanted: its shape and both its layouts there, and only that.
+  const auto one = plan_for([&](std::size_t row) { return row == nofit * 2 + fits; });
+  CHECK(one.derived.size() == 1);
+  CHECK(one.enumerated.size() == 4);
+  CHECK(one.shape[nofit * 2 + nofit].empty());
 }

@@ -407,24 +407,32 @@ TEST_CASE("plan check: the expected move equals locate for every shipped engine"
     if (p.source.element_bytes() != p.target.element_bytes()) continue;  // VALUE_CHANGE before any move
     const auto ts = layout::random_tables(p.source, 17), tt = layout::random_tables(p.target, 19);
     const auto sl = check::storage_line(p.source), tl = check::storage_line(p.target);
-    for (const char* scope_text : {"", "token >= 5 && token < 50"}) {
-      INFO(s << " -> " << t << " scope " << scope_text);
-      const expr::Expr scope = *scope_text ? layout::bind_expression(p.target, scope_text, "t", "/scope", true) : nullptr;
+    const std::vector<const char*> scopes = {"", "token >= 5 && token < 50"};
+    std::vector<expr::Expr> bound_scopes;
+    for (const char* scope_text : scopes)
+      bound_scopes.push_back(*scope_text ? layout::bind_expression(p.target, scope_text, "t", "/scope", true) : nullptr);
+    // The oracle for every scope in one pass over the positions (locate is most of this test's time).
+    const std::int64_t eb = tl.element_bytes;
+    std::vector<std::vector<std::int64_t>> wants(scopes.size(), std::vector<std::int64_t>(static_cast<std::size_t>(tl.total), -1));
+    test::for_each_position(p.target.coord_extents, [&](const std::vector<std::int64_t>& c) {
+      const auto a = layout::locate(p.source, c, ts), b = layout::locate(p.target, c, tt);
+      if (a.placement != layout::Placement::Held || b.placement != layout::Placement::Held) return;
+      const std::int64_t x = check::line_byte(sl, p.source, a), y = check::line_byte(tl, p.target, b);
+      for (std::size_t i = 0; i < scopes.size(); ++i)
+        if (check::in_scope(bound_scopes[i], c, p.target, tt))
+          for (std::int64_t k = 0; k < eb; ++k) wants[i][static_cast<std::size_t>(y + k)] = x + k;
+    });
+    for (std::size_t i = 0; i < scopes.size(); ++i) {
+      INFO(s << " -> " << t << " scope " << scopes[i]);
+      const expr::Expr& scope = bound_scopes[i];
       check::ExpectedMove move;
       try {
         move = check::expected_move(p.source, p.target, ts, tt, scope, sl, tl);
       } catch (const emit::EmitError&) {
         continue;  // the plan checker answers UNKNOWN for such a pair
       }
-      std::vector<std::int64_t> want(static_cast<std::size_t>(tl.total), -1), got(static_cast<std::size_t>(tl.total), -1);
-      const std::int64_t eb = tl.element_bytes;
-      test::for_each_position(p.target.coord_extents, [&](const std::vector<std::int64_t>& c) {
-        if (!check::in_scope(scope, c, p.target, tt)) return;
-        const auto a = layout::locate(p.source, c, ts), b = layout::locate(p.target, c, tt);
-        if (a.placement != layout::Placement::Held || b.placement != layout::Placement::Held) return;
-        const std::int64_t x = check::line_byte(sl, p.source, a), y = check::line_byte(tl, p.target, b);
-        for (std::int64_t k = 0; k < eb; ++k) want[static_cast<std::size_t>(y + k)] = x + k;
-      });
+      const std::vector<std::int64_t>& want = wants[i];
+      std::vector<std::int64_t> got(static_cast<std::size_t>(tl.total), -1);
       for (const auto& run : move.runs)
         if (!run.slack)
           for (std::int64_t k = 0; k < run.bytes; ++k) got[static_cast<std::size_t>(run.dst + k)] = run.src + k;
