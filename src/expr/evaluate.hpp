@@ -13,6 +13,9 @@ namespace kvlayout::expr {
 struct Environment {
   std::span<const std::int64_t> coords;
   // The entry of a table; may throw to report an entry outside the table (the caller decides how).
+  // libstdc++'s std::function holds a callable of up to 16 bytes without allocating: in a per-position loop
+  // (layout::locate, check's cell walk) the lookup captures one pointer to a struct of what it needs, since
+  // a [&] lambda naming three locals allocates each time an Environment is made.
   std::function<std::int64_t(int table, std::int64_t entry)> lookup;
 };
 
