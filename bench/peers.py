@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The moves a user would write instead of kvlayout's kernel, timed on the same buffers.
 
-For every ordered pair of seven engine layouts (the six headline pairs among them), this script emits
+For every ordered pair of eight engine layouts (the six headline pairs among them), this script emits
 kvlayout's CPU kernel (`kvlayout emit`), compiles it with -O2 and calls it through ctypes, then runs the
 same move written the way a connector author would write it:
 
@@ -68,6 +68,9 @@ class Layout:
             self.buffers = [np.empty((2, L, T, H * D), np.int16)]
         elif name == "hf-dynamic":
             self.buffers = [np.empty((1, H, T, D), np.int16) for _ in range(2 * L)]
+        elif name == "llamacpp-vtrans":  # per layer K [1, kv_size, H*D], then per layer V [1, H*D, kv_size]; kv_size = T
+            self.tables = [rng.permutation(T).astype(np.int32)]  # cells: any distinct cells
+            self.buffers = [np.empty((1, T, H * D), np.int16) for _ in range(L)] + [np.empty((1, H * D, T), np.int16) for _ in range(L)]
         else:
             raise ValueError(name)
         for b in self.buffers:
@@ -92,6 +95,10 @@ class Layout:
             return self.buffers[k * L + l][self.index[0]]
         if n == "lmcache-2ltd":
             return self.buffers[0][k, l].reshape(T, H, D)
+        if n == "llamacpp-vtrans":
+            if k == 0:
+                return self.buffers[l][0][self.index[0]].reshape(T, H, D)
+            return self.buffers[L + l][0][:, self.index[0]].T.reshape(T, H, D)
         return self.buffers[k * L + l][0].transpose(1, 0, 2)  # hf-dynamic
 
     def write_np(self, l, k, x):
@@ -112,6 +119,11 @@ class Layout:
             self.buffers[k * L + l][self.index[0]] = x
         elif n == "lmcache-2ltd":
             self.buffers[0][k, l] = x.reshape(T, H * D)
+        elif n == "llamacpp-vtrans":
+            if k == 0:
+                self.buffers[l][0][self.index[0]] = x.reshape(T, H * D)
+            else:
+                self.buffers[L + l][0][:, self.index[0]] = x.reshape(T, H * D).T
         else:
             self.buffers[k * L + l][0] = x.transpose(1, 0, 2)
 
@@ -136,6 +148,10 @@ class Layout:
             return b[k * L + l].index_select(0, i[0])
         if n == "lmcache-2ltd":
             return b[0][k, l].view(T, H, D)
+        if n == "llamacpp-vtrans":
+            if k == 0:
+                return b[l][0].index_select(0, i[0]).view(T, H, D)
+            return b[L + l][0].index_select(1, i[0]).t().reshape(T, H, D)
         return b[k * L + l][0].permute(1, 0, 2)
 
     def write_torch(self, l, k, x):
@@ -155,6 +171,11 @@ class Layout:
             b[k * L + l].index_copy_(0, i[0], x)
         elif n == "lmcache-2ltd":
             b[0][k, l].copy_(x.reshape(self.T, H * D))
+        elif n == "llamacpp-vtrans":
+            if k == 0:
+                b[l][0].index_copy_(0, i[0], x.reshape(self.T, H * D))
+            else:
+                b[L + l][0].index_copy_(1, i[0], x.reshape(self.T, H * D).t())
         else:
             b[k * L + l][0].copy_(x.permute(1, 0, 2))
 
@@ -202,7 +223,8 @@ def main():
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     tokens = max(32, (args.mib << 20) // (L * 2 * H * D * 2) // 32 * 32)
-    names = ["vllm-flash-nhd", "vllm-flash-hnd", "sglang-mha", "lmcache-2ltd", "vllm-paged-legacy", "trtllm-pool", "hf-dynamic"]
+    names = ["vllm-flash-nhd", "vllm-flash-hnd", "sglang-mha", "lmcache-2ltd", "vllm-paged-legacy", "trtllm-pool", "hf-dynamic",
+             "llamacpp-vtrans"]
     pairs = HEADLINE if args.pairs == "headline" else [(s, t) for s in names for t in names if s != t]
     if torch is None:
         print("torch peer skipped: torch is not installed (pip install torch)", file=sys.stderr)

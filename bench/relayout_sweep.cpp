@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
 #include "layout/block_tables.hpp"
@@ -179,7 +180,8 @@ struct Pair {
   std::string cache, source, target, grade, kernel;
   spec::CacheShape cache_shape;
   std::size_t arena_bytes = 0;  // both sides and the memcpy buffers
-  std::string code;  // the emitted kernel
+  std::string code;  // the emitted kernel; empty when an earlier pair emitted the same code
+  int same_as = -1;   // that earlier pair (whose kernel, and timing, this pair shares), or -1
   std::string kind;  // the plan's hardest cell (move_kind)
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
@@ -198,13 +200,17 @@ bool is_headline(const std::string& s, const std::string& t) {
 }
 
 // What bounds a move, from its plan's hardest cell: element by element (a run of one element), a
-// transpose (8 x 8 / 16-row tiles), or runs of some size (the shortest run of any cell).
+// transpose whose rows on one side are placed one by one through a table (gathered rows, e.g. over an
+// inverted table's slots), a transpose (8 x 8 / 16-row tiles), or runs of some size (the shortest run).
 std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
   std::int64_t shortest = INT64_MAX;
+  bool transpose = false;
   for (const emit::Cell& c : plan.cells) {
-    if (c.tile_target_contiguous >= 0) return "transpose";
+    if (c.tile_target_rows_gathered || c.tile_source_rows_gathered) return "transpose, gathered rows";
+    transpose = transpose || c.tile_target_contiguous >= 0;
     shortest = std::min(shortest, c.run_elements * element_bytes);
   }
+  if (transpose) return "transpose";
   if (shortest <= element_bytes) return "element by element";
   if (shortest < 256) return "runs < 256 B";
   if (shortest < 2048) return "runs 256 B .. 2 KiB";
@@ -220,6 +226,9 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
     if (!l->control && !spec::is_family(*l)) engines.push_back(l);
   }
   std::vector<Pair> pairs;
+  // Proven-equal declarations (a release line's and its commit-pinned one, say) emit one kernel: it is
+  // compiled and timed once, for every pair that emits it.
+  std::map<std::string, int> first_with_code;
   for (const char* cache_name : {"llama-3.1-8b", "deepseek-v3"}) {
     const spec::CacheShape cache = spec::load_cache(catalog.find_cache(cache_name).string());
     for (const auto& s : engines) {
@@ -241,12 +250,19 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             continue;  // a pair that does not bind at this size (e.g. a fixed pool) is not in the sweep
           }
           if (proof.grade != prove::Grade::ExactByte && proof.grade != prove::Grade::ExactToken) continue;
-          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", "", s, t, tokens, headline};
+          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", -1, "", s, t, tokens, headline};
           p.arena_bytes = side_bytes(*proof.source_bound) + side_bytes(*proof.target_bound) + 2 * static_cast<std::size_t>(held_bytes(*proof.source_bound)) + 8192;
           emit::EmitOptions e;
           e.name = p.kernel;
           p.code = emit::emit_kernel(proof, e);
-          p.kind = move_kind(emit::make_plan(*proof.source_bound, *proof.target_bound), proof.source_bound->element_bytes());
+          const auto [first, fresh] = first_with_code.emplace(emit::kernel_code_key(p.code, p.kernel), static_cast<int>(pairs.size()));
+          if (!fresh) {
+            p.same_as = first->second;
+            p.kernel = pairs[static_cast<std::size_t>(first->second)].kernel;
+            p.code.clear();
+          }
+          p.kind = move_kind(emit::make_plan(*proof.source_bound, *proof.target_bound, emit::PlanOptions{.invert_tables = true}),
+                             proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
         }
       }
@@ -260,7 +276,10 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
   // Sixteen kernels per translation unit (each lives in its own namespace): the compiler's start-up and
   // the headers, not the kernels, took most of the time compiling one file per kernel.
   std::vector<std::string> sources((pairs.size() + 15) / 16);
-  for (std::size_t i = 0; i < pairs.size(); ++i) sources[i / 16] += pairs[i].code;
+  std::size_t kernels = 0;
+  for (const Pair& p : pairs)
+    if (p.same_as < 0) sources[kernels++ / 16] += p.code;
+  sources.resize((kernels + 15) / 16);
   if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
     if (sources.size() != 1) throw std::runtime_error("--source needs --filter to select exactly one pair");
     std::ifstream in(o.replacement);
@@ -402,7 +421,8 @@ int main(int argc, char** argv) {
   const spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Pair> pairs = exact_pairs(catalog, o);
-  std::fprintf(stderr, "sweep: %zu exact pairs; emitting and compiling their kernels\n", pairs.size());
+  const auto distinct = std::count_if(pairs.begin(), pairs.end(), [](const Pair& p) { return p.same_as < 0; });
+  std::fprintf(stderr, "sweep: %zu exact pairs, %ld distinct kernels; compiling them\n", pairs.size(), static_cast<long>(distinct));
   std::fprintf(stderr, "sweep: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const auto library = compile(pairs, o);
   std::size_t arena_bytes = 0;
@@ -415,11 +435,15 @@ int main(int argc, char** argv) {
   spec::Json rows = spec::Json::array();
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
   std::map<std::string, std::map<int, std::vector<double>>> by_kind;
+  std::vector<std::map<int, Timing>> timed(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
-    const auto timings = measure(p, library->find(p.kernel), arena, o);
+    timed[i] = p.same_as < 0 ? measure(p, library->find(p.kernel), arena, o) : timed[static_cast<std::size_t>(p.same_as)];
+    const auto& timings = timed[i];
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
                       {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
+    if (p.same_as >= 0)
+      row["same_kernel_as"] = pairs[static_cast<std::size_t>(p.same_as)].source + " -> " + pairs[static_cast<std::size_t>(p.same_as)].target;
     std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));
     for (const auto& [threads, t] : timings) {
       row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
@@ -430,7 +454,7 @@ int main(int argc, char** argv) {
       }
       if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
     }
-    std::printf("%s\n", p.headline ? "  (headline)" : "");
+    std::printf("%s%s\n", p.headline ? "  (headline)" : "", p.same_as >= 0 ? "  (same kernel as an earlier pair)" : "");
     std::fflush(stdout);
     rows.push_back(row);
     std::fprintf(stderr, "\rsweep: %zu / %zu pairs, %.0f s", i + 1, pairs.size(),

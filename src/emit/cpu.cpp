@@ -32,6 +32,93 @@ bool target_runs_aligned(const Cell& cell, int target_bytes) {
   return cell.tile_target_contiguous >= 0 ? true : aligned(cell.run_elements);
 }
 
+// A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
+// 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
+// whole axis, into a row array (a slot no moved token holds gives a null row); the blocks then walk that
+// axis innermost, so the other side's 32 rows are read or written as 32 sequential streams while the
+// gathered rows, in whatever order the table gives, are prefetched a block ahead (reads) or written as
+// whole streamed lines (writes). Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
+// Extents need not be multiples of 8 or 32: each block counts its rows.
+void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch) {
+  Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
+  across.extent = cell.tile_target_extent;  // with the coalesced modes
+  const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  const std::int64_t source_row = cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)];
+  const std::int64_t target_row = cell.target.stride[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  std::string across_name = across.var;
+  for (int m : cell.tile_target_merged) across_name = cell.modes[static_cast<std::size_t>(m)].var + "*" + across_name;
+  w.line("// " + down.var + " is contiguous in the source, " + across_name + " in the target: 32 x 32 blocks whose " +
+         (cell.tile_target_rows_gathered ? (cell.tile_source_rows_gathered ? "rows on both sides" : "target rows") : "source rows") +
+         " are placed one by one.");
+  if (prefetch) w.line("(void)" + next_displacement_name() + ";  // the blocks prefetch their own rows");
+  const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
+  const bool guard_across = cell.tile_guard >= 0 && !guard_down;
+  // How many rows along an axis from `base`: at most `most`, within the extent and the bound checked.
+  auto count_of = [&](bool along_down, const std::string& base, std::int64_t most) {
+    const int mode = along_down ? cell.tile_source_contiguous : cell.tile_target_contiguous;
+    const std::int64_t extent = along_down ? down.extent : across.extent;
+    std::string limit = most > 0 ? "kv_min(INT64_C(" + std::to_string(most) + "), " + i64(extent) + " - " + base + ")" : i64(extent);
+    if (along_down ? guard_down : guard_across)
+      limit = "kv_min(" + limit + ", " + coordinate_limit(cell, cell.tile_guard, kInputs) + " - (" + coordinate_base(cell, cell.tile_guard, mode) +
+              " + " + base + ") + 1)";
+    return limit;
+  };
+  // A gathered side's rows for its whole axis (its mode's value g), placed through its lookups.
+  auto gathered_rows = [&](bool target_rows, const std::string& count) {
+    const Mode& m = cell.modes[static_cast<std::size_t>(target_rows ? cell.tile_source_contiguous : cell.tile_target_contiguous)];
+    const std::string array = target_rows ? "kv_to_rows" : "kv_from_rows";
+    w.line("const int64_t " + count + " = kv_max(INT64_C(0), " + count_of(target_rows, "0", 0) + ");");
+    w.line(array + ".assign(static_cast<size_t>(" + count + "), nullptr);");
+    w.open("for (int64_t g = 0; g < " + count + "; ++g)");
+    w.line("const int64_t " + m.var + " = g;");
+    if (cell.coords[static_cast<std::size_t>(m.coord)].inverse >= 0) w.line("if (" + slot_absent(cell, m.coord, kInputs) + ") continue;");
+    for (const auto& line : row_offset(cell, !target_rows, kInputs, "row")) w.line(line);
+    w.line(array + "[static_cast<size_t>(g)] = " + pointer_name(!target_rows) + " + row * " + std::to_string(target_rows ? target_bytes : source_bytes) + ";");
+    w.close();
+  };
+  // Up to 32 strided rows of the other side from `base`.
+  auto strided_rows = [&](bool target_rows, const std::string& base, const std::string& count) {
+    const std::string array = target_rows ? "kv_to" : "kv_from";
+    w.line("const int64_t " + count + " = " + count_of(target_rows, base, 32) + ";");
+    w.line("if (" + count + " <= 0) break;");
+    w.line(std::string(target_rows ? "char* " : "const char* ") + array + "[32] = {};");
+    w.line("for (int64_t r = 0; r < " + count + "; ++r) " + array + "[r] = " + pointer_name(!target_rows) + " + (" + final_offset(cell, !target_rows) +
+           " + (" + base + " + r) * " + i64(target_rows ? target_row : source_row) + ") * " + std::to_string(target_rows ? target_bytes : source_bytes) +
+           ";");
+  };
+  const std::string sb = std::to_string(source_bytes), tb = std::to_string(target_bytes);
+  if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
+  if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
+  if (cell.tile_target_rows_gathered) {
+    // Outer: 32 source rows (strided, or gathered too); inner: the gathered target rows.
+    if (cell.tile_source_rows_gathered) {
+      w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+      w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+      w.line("const char* const* const kv_from = kv_from_rows.data() + across0;");
+    } else {
+      w.open("for (int64_t across0 = 0; across0 < " + i64(across.extent) + "; across0 += 32)");
+      strided_rows(false, "across0", "acrosses");
+    }
+    w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
+    w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
+    if (!cell.tile_source_rows_gathered)  // the next 64 bytes of each source row, read sequentially
+      w.line("if (down0 + 32 < kv_downs) for (int64_t r = 0; r < acrosses; ++r) kv_prefetch<64>(kv_from[r] + (down0 + 32) * " + sb + ");");
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
+           ", acrosses, downs, stream);");
+  } else {
+    // Outer: 32 strided target rows; inner: the gathered source rows, the next block's prefetched.
+    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
+    strided_rows(true, "down0", "downs");
+    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+    w.line("for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * " + sb + ");");
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
+           ", acrosses, downs, stream);");
+  }
+  w.close();
+  w.close();
+}
+
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
 // for a converting move, one conversion per element.
@@ -48,6 +135,10 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     else w.line(line);
   };
   const std::string d = pointer_name(false) + " + " + final_offset(cell, false) + " * " + std::to_string(target_bytes);
+  if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
+    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch);
+    return;
+  }
   if (cell.tile_target_contiguous >= 0) {
     Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
     across.extent = cell.tile_target_extent;  // with the coalesced modes
@@ -199,10 +290,9 @@ static inline void kv_stream_copy(char* to, const char* from) {
 }
 
 #if defined(__SSE2__)
-// c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows a start `from_row` bytes apart.
-[[maybe_unused]] static inline void kv_transpose8x8_registers(const char* from, int64_t from_row, __m128i c[8]) {
-  __m128i r[8], t[8], u[8];
-  for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
+// c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows are r[a].
+[[maybe_unused]] static inline void kv_transpose8x8(const __m128i r[8], __m128i c[8]) {
+  __m128i t[8], u[8];
   for (int i = 0; i < 4; ++i) {
     t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
@@ -216,7 +306,79 @@ static inline void kv_stream_copy(char* to, const char* from) {
     c[2 * i + 1] = _mm_unpackhi_epi64(u[i], u[i + 4]);
   }
 }
+
+// c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows a start `from_row` bytes apart.
+[[maybe_unused]] static inline void kv_transpose8x8_registers(const char* from, int64_t from_row, __m128i c[8]) {
+  __m128i r[8];
+  for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
+  kv_transpose8x8(r, c);
+}
 #endif
+
+// to[b] + to_at + a * ELEMENT = from[a] + from_at + b * ELEMENT for a < as, b < bs: a tile whose rows are
+// placed one by one (gathered rows). A null row is a slot no moved token holds, and is skipped.
+template <int ELEMENT>
+[[maybe_unused]] static inline void kv_transpose_rows(char* const* to, int64_t to_at, const char* const* from, int64_t from_at,
+                                                      int64_t as, int64_t bs) {
+#if defined(__SSE2__)
+  if (ELEMENT == 2 && as == 8 && bs == 8) {
+    bool whole = true;
+    for (int k = 0; k < 8; ++k) whole = whole && to[k] != nullptr && from[k] != nullptr;
+    if (whole) {
+      __m128i r[8], c[8];
+      for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[a] + from_at));
+      kv_transpose8x8(r, c);
+      for (int b = 0; b < 8; ++b) _mm_storeu_si128(reinterpret_cast<__m128i*>(to[b] + to_at), c[b]);
+      return;
+    }
+  }
+#endif
+  for (int64_t b = 0; b < bs; ++b) {
+    if (to[b] == nullptr) continue;
+    for (int64_t a = 0; a < as; ++a)
+      if (from[a] != nullptr) std::memcpy(to[b] + to_at + a * ELEMENT, from[a] + from_at + b * ELEMENT, ELEMENT);
+  }
+}
+
+// kv_transpose_rows over a block of up to 32 x 32 (rows `to[b]`, `from[a]`): a 16-bit block of 32 source
+// rows with every row present moves in bands of 8 target rows, each target row receiving one whole
+// 64-byte line (streamed when aligned: no read-for-ownership) while the source rows are read along their
+// lines; the rest 8 x 8 at a time.
+template <int ELEMENT>
+[[maybe_unused]] static inline void kv_transpose_rows_block(char* const* to, int64_t to_at, const char* const* from, int64_t from_at,
+                                                            int64_t as, int64_t bs, bool stream) {
+#if defined(__SSE2__)
+  if (ELEMENT == 2 && as == 32 && bs % 8 == 0) {
+    bool whole = true;
+    for (int k = 0; k < 32; ++k) whole = whole && from[k] != nullptr;
+    for (int64_t k = 0; k < bs; ++k) whole = whole && to[k] != nullptr;
+    if (whole) {
+      for (int64_t band = 0; band < bs / 8; ++band) {  // target rows 8 * band + b, source bytes from_at + 16 * band
+        __m128i c[4][8];
+        for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
+          __m128i r[8];
+          for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[8 * q + a] + from_at + 16 * band));
+          kv_transpose8x8(r, c[q]);
+        }
+        for (int b = 0; b < 8; ++b) {
+          char* line = to[8 * band + b] + to_at;
+          if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
+            for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
+          } else {
+            for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
+          }
+        }
+      }
+      return;
+    }
+  }
+#endif
+  (void)stream;
+  for (int64_t b0 = 0; b0 < bs; b0 += 8)
+    for (int64_t a0 = 0; a0 < as; a0 += 8)
+      kv_transpose_rows<ELEMENT>(to + b0, to_at + a0 * ELEMENT, from + a0, from_at + b0 * ELEMENT, as - a0 < 8 ? as - a0 : 8,
+                                 bs - b0 < 8 ? bs - b0 : 8);
+}
 
 // to[b][a] = from[a][b] for a tile of up to 8 x 8 ELEMENT-byte elements (a < as, b < bs); rows `to_row` /
 // `from_row` bytes apart. Whole 16-bit tiles are transposed in registers.
@@ -317,6 +479,8 @@ void print_cell(CodeWriter& w, const Cell& cell, std::size_t index, int source_b
          "(const void* const* S, void* const* T, const int32_t* const* st, const int32_t* const* dt, int64_t n, "
          "int64_t part, int64_t parts, bool stream)");
   w.line("(void)st; (void)dt; (void)n; (void)stream;");
+  if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered)
+    w.line("std::vector<char*> kv_to_rows;  std::vector<const char*> kv_from_rows;  // a gathered tile's rows, reused per iteration");
   for (const auto& line : level_statements(cell, -1, kInputs, "return;")) w.line(line);
   const std::size_t loops = cell.loops.size();
   if (loops == 0) {
@@ -413,6 +577,33 @@ void print_entry(CodeWriter& w, const prove::Proof& p, const Plan& plan, const E
     w.line("if (kv_repeats_a_block(used)) return " + std::to_string(kRepeatedBlock) + ";");
     w.close();
   }
+  // Inverted tables (emit::InverseTable): inverse[slot] = the token whose entry holds the slot, -1 where
+  // no moved token does; the cells read them after each side's own tables.
+  std::string run_src_tables = "src_tables", run_dst_tables = "dst_tables";
+  if (!plan.inverses.empty()) {
+    std::vector<std::string> source_list, target_list;
+    for (std::size_t i = 0; i < p.source_bound->tables.size(); ++i) source_list.push_back("src_tables[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < p.target_bound->tables.size(); ++i) target_list.push_back("dst_tables[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < plan.inverses.size(); ++i) {
+      const InverseTable& inv = plan.inverses[i];
+      const std::string name = "kv_inverse" + std::to_string(i);
+      const std::string table = std::string(inv.on_source ? "src_tables[" : "dst_tables[") + std::to_string(inv.table) + "]";
+      w.line("std::vector<int32_t> " + name + "(" + std::to_string(inv.slots) + ", -1);");
+      w.line("for (int64_t token = 0; token < num_tokens; ++token) " + name + "[static_cast<size_t>(" + table +
+             "[token])] = static_cast<int32_t>(token);");
+      source_list.push_back(name + ".data()");
+      target_list.push_back(name + ".data()");
+    }
+    auto joined = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+      return out;
+    };
+    w.line("const int32_t* const kv_src_tables[] = {" + joined(source_list) + "};");
+    w.line("const int32_t* const kv_dst_tables[] = {" + joined(target_list) + "};");
+    run_src_tables = "kv_src_tables";
+    run_dst_tables = "kv_dst_tables";
+  }
   w.line("const int parts = num_threads < 1 ? 1 : num_threads;");
   // Streaming stores pay off for moves much larger than the caches, into aligned targets.
   const auto& T = *p.target_bound;
@@ -424,7 +615,7 @@ void print_entry(CodeWriter& w, const prove::Proof& p, const Plan& plan, const E
   w.line("for (int i = 0; i < " + std::to_string(instance_count(T)) + "; ++i) stream = stream && reinterpret_cast<uintptr_t>(dst[i]) % " +
          (whole_lines ? "64" : "16") + " == 0;");
   w.line("const auto run = " + run_part + ";");
-  w.line("auto work = [&](int64_t part) { run(src, dst, src_tables, dst_tables, num_tokens, part, parts, stream); };");
+  w.line("auto work = [&](int64_t part) { run(src, dst, " + run_src_tables + ", " + run_dst_tables + ", num_tokens, part, parts, stream); };");
   w.line("std::vector<std::thread> workers;");
   w.line("for (int part = 1; part < parts; ++part) workers.emplace_back(work, part);");
   w.line("work(0);");

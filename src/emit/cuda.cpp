@@ -95,6 +95,7 @@ void print_launch(CodeWriter& w, const Cell& cell, std::size_t index, int chunk,
 std::string cuda_kernel(const prove::Proof& p, const Plan& plan, const EmitOptions& o) {
   const auto& S = *p.source_bound;
   const auto& T = *p.target_bound;
+  if (!plan.inverses.empty()) throw EmitError("the CUDA printer reads plans without inverted tables (PlanOptions::invert_tables)");
   const int sb = spec::dtype_bytes(S.layout->dtype), tb = spec::dtype_bytes(T.layout->dtype);
   const bool convert = S.layout->dtype != T.layout->dtype;
   CodeWriter w;
@@ -172,6 +173,7 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
     c.loops.push_back(c.tile_target_contiguous);
     c.tile_target_contiguous = c.tile_source_contiguous = c.tile_guard = -1;
     c.tile_target_merged.clear();
+    c.tile_target_rows_gathered = c.tile_source_rows_gathered = false;
   }
   for (std::size_t i = 0; i < cells.size(); ++i) {
     print_cell(w, cells[i], i, sb, tb, convert);

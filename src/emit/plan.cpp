@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "expr/evaluate.hpp"
@@ -121,12 +122,13 @@ Linear linear(const expr::Expr& e, std::int64_t scale) {
   return l;
 }
 
-SideForm side_form(const layout::BoundLayout& b, int tensor, int view, const Cell& cell, const std::vector<Digits>& digits) {
+// `v` is view `view` of tensor `tensor` of b, or that view with its token rewritten to a slot (invert).
+SideForm side_form(const layout::BoundLayout& b, int tensor, int view, const layout::BoundView& v, const Cell& cell,
+                   const std::vector<Digits>& digits) {
   SideForm f;
   f.tensor = tensor;
   f.view = view;
   const auto& t = b.tensors[static_cast<std::size_t>(tensor)];
-  const auto& v = t.views[static_cast<std::size_t>(view)];
   f.constant = v.offset;
   f.stride.assign(cell.modes.size(), 0);
   std::map<std::string, std::size_t> atom_index;
@@ -260,16 +262,17 @@ void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
 
 // Phase 1: every coordinate split into mixed-radix digits wherever either side divides it (one mode per
 // digit, least significant first). @post the modes' extents multiply to each coordinate's span.
-std::vector<Digits> split_into_modes(const layout::BoundLayout& S, const layout::BoundView& sv, const layout::BoundView& tv,
+// `names` are the coordinates' names (the token's is "slot" in an inverted cell, whose `token` is -1).
+std::vector<Digits> split_into_modes(const std::vector<std::string>& names, const layout::BoundView& sv, const layout::BoundView& tv,
                                      const layout::Cell& box, int token, Cell& cell) {
-  const std::size_t n = S.coord_names.size();
+  const std::size_t n = names.size();
   std::vector<std::set<std::int64_t>> divisors(n);
   std::vector<bool> opaque(n, false);
   for (const auto* v : {&sv, &tv})
     for (const auto& e : v->index) collect_divisors(e, divisors, opaque);
   std::vector<Digits> digits(n);
   for (std::size_t c = 0; c < n; ++c) {
-    CellCoordinate cc{S.coord_names[c], box.ranges[c].lo, box.ranges[c].hi, {}, false};
+    CellCoordinate cc{names[c], box.ranges[c].lo, box.ranges[c].hi, {}, false};
     std::vector<std::int64_t> chain(divisors[c].begin(), divisors[c].end());
     bool usable = !opaque[c] && cc.lo == 0;
     for (std::size_t i = 1; i < chain.size() && usable; ++i) usable = chain[i] % chain[i - 1] == 0;
@@ -333,6 +336,31 @@ void find_common_run(Cell& cell, const std::vector<int>& candidates) {
   cell.run_elements = expect;
 }
 
+// Coalesce: a mode whose strides continue the across axis in both layouts joins it, so that the tiles walk
+// whole target rows (e.g. head and dim of a [slot][head][dim] target). Not along a bound-checked coordinate
+// (its bound is checked on the across axis as that coordinate's own positions, which merged modes would
+// break) nor gathered source rows (the across axis is then placed by lookups, not by a stride).
+// @pre the tile modes are set. @post tile_target_extent is the merged axis' extent.
+void merge_across(Cell& cell, const std::vector<int>& candidates) {
+  const int across = cell.tile_target_contiguous, down = cell.tile_source_contiguous;
+  cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
+  const std::int64_t step_source = cell.source.stride[static_cast<std::size_t>(across)];
+  const bool across_guarded = cell.tile_guard >= 0 && cell.modes[static_cast<std::size_t>(across)].coord == cell.tile_guard;
+  for (bool grew = !across_guarded && !cell.tile_source_rows_gathered; grew;) {
+    grew = false;
+    for (int m : candidates) {
+      if (m == across || m == down || std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
+        continue;
+      if (cell.target.stride[static_cast<std::size_t>(m)] == cell.tile_target_extent &&
+          cell.source.stride[static_cast<std::size_t>(m)] == step_source * cell.tile_target_extent) {
+        cell.tile_target_merged.push_back(m);
+        cell.tile_target_extent *= cell.modes[static_cast<std::size_t>(m)].extent;
+        grew = true;
+      }
+    }
+  }
+}
+
 // Phase 4: with no common run, a transpose in 8 x 8 tiles: one mode contiguous in the target, another in
 // the source. @post tile_target_contiguous and tile_source_contiguous both set, or both -1.
 void find_transpose_tile(Cell& cell, const std::vector<int>& candidates) {
@@ -369,29 +397,68 @@ void find_transpose_tile(Cell& cell, const std::vector<int>& candidates) {
       cell.tile_target_contiguous = across;
       cell.tile_source_contiguous = down;
       cell.tile_guard = guarded_digit_coord;
-      // Coalesce: a mode whose strides continue the across axis in both layouts joins it, so that the
-      // tiles walk whole target rows (e.g. head and dim of a [slot][head][dim] target).
-      cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
-      const std::int64_t step_source = cell.source.stride[static_cast<std::size_t>(across)];
-      // Not along a bound-checked coordinate: its bound is checked on the across axis as that coordinate's
-      // own positions, which merged modes would break.
-      const bool across_guarded = guarded_digit_coord >= 0 && cell.modes[static_cast<std::size_t>(across)].coord == guarded_digit_coord;
-      for (bool grew = !across_guarded; grew;) {
-        grew = false;
-        for (int m : candidates) {
-          if (m == across || m == down || std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
-            continue;
-          if (cell.target.stride[static_cast<std::size_t>(m)] == cell.tile_target_extent &&
-              cell.source.stride[static_cast<std::size_t>(m)] == step_source * cell.tile_target_extent) {
-            cell.tile_target_merged.push_back(m);
-            cell.tile_target_extent *= cell.modes[static_cast<std::size_t>(m)].extent;
-            grew = true;
-          }
-        }
-      }
+      merge_across(cell, candidates);
     }
   }
+}
 
+// Whether mode m selects a tensor instance on either side.
+bool selects_instance(const Cell& cell, int m) {
+  for (const SideForm* f : {&cell.source, &cell.target}) {
+    if (f->instance_coord < 0) continue;
+    const auto& im = cell.coords[static_cast<std::size_t>(f->instance_coord)].modes;
+    if (std::find(im.begin(), im.end(), m) != im.end()) return true;
+  }
+  return false;
+}
+
+bool read_by_atoms(const SideForm& f, int m) {
+  for (const Atom& a : f.atoms)
+    if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return true;
+  return false;
+}
+
+// The coordinate whose bound the tile checks when m is a tile mode: m's coordinate when that coordinate is
+// bound-checked (m must then be its lowest digit), else -1. Sets `ok` false for a digit the tile cannot check.
+int tile_bound_of(const Cell& cell, int m, bool& ok) {
+  const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+  const auto& cc = cell.coords[static_cast<std::size_t>(mode.coord)];
+  if (!cc.guarded) return -1;
+  ok = ok && !cc.modes.empty() && cc.modes.back() == m && mode.weight == 1;
+  return mode.coord;
+}
+
+// Phase 4b: gathered-row tiles, when no plain tile exists because the only mode contiguous in one side
+// feeds the other side's table lookups (legacy's V into SGLang's token pool: token % 16 is contiguous in
+// the source, and places each token's target row through the pool's table). The tile's rows on that other
+// side are then addressed one by one. Extents need not be multiples of 8: a gathered tile counts its rows.
+// @post either nothing changed, or both tile modes are set and at least one side's rows are gathered.
+void find_gathered_tile(Cell& cell, const std::vector<int>& candidates) {
+  auto usable = [&](int m, const SideForm& contiguous_in) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    if (mode.extent < 2 || mode.top_of_token || contiguous_in.stride[static_cast<std::size_t>(m)] != 1) return false;
+    if (read_by_atoms(contiguous_in, m) || selects_instance(cell, m)) return false;
+    bool ok = true;
+    tile_bound_of(cell, m, ok);
+    return ok;
+  };
+  int across = -1, down = -1;
+  for (std::size_t m = 0; m < cell.modes.size() && across < 0; ++m)
+    if (usable(static_cast<int>(m), cell.target)) across = static_cast<int>(m);
+  for (std::size_t m = 0; m < cell.modes.size() && down < 0; ++m)
+    if (static_cast<int>(m) != across && usable(static_cast<int>(m), cell.source)) down = static_cast<int>(m);
+  if (across < 0 || down < 0) return;
+  const bool gathered_target = read_by_atoms(cell.target, down), gathered_source = read_by_atoms(cell.source, across);
+  if (!gathered_target && !gathered_source) return;  // a plain tile: find_transpose_tile's (multiples of 8)
+  bool ok = true;
+  const int bound_across = tile_bound_of(cell, across, ok), bound_down = tile_bound_of(cell, down, ok);
+  if (!ok || (bound_across >= 0 && bound_down >= 0)) return;  // one bound-checked axis per tile at most
+  cell.tile_target_contiguous = across;
+  cell.tile_source_contiguous = down;
+  cell.tile_guard = bound_across >= 0 ? bound_across : bound_down;
+  cell.tile_target_rows_gathered = gathered_target;
+  cell.tile_source_rows_gathered = gathered_source;
+  merge_across(cell, candidates);
 }
 
 // Phase 5: the other loops, in the destination's physical order. @post every mode of extent > 1 (and the
@@ -425,25 +492,99 @@ void order_loops(Cell& cell) {
   });
 }
 
+// A cell from a source and a target view (the declared ones, or rewritten by invert_cell); `names` and
+// `token` as in split_into_modes.
 Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
+               const layout::BoundView& sv, const layout::BoundView& tv, const std::vector<std::string>& names,
                const layout::Cell& box, int token) {
   Cell cell;
-  const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
-  const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
-  const std::vector<Digits> digits = split_into_modes(S, sv, tv, box, token, cell);
-  cell.source = side_form(S, vs.first, vs.second, cell, digits);
-  cell.target = side_form(T, vt.first, vt.second, cell, digits);
+  const std::vector<Digits> digits = split_into_modes(names, sv, tv, box, token, cell);
+  cell.source = side_form(S, vs.first, vs.second, sv, cell, digits);
+  cell.target = side_form(T, vt.first, vt.second, tv, cell, digits);
   const std::vector<int> candidates = run_candidates(cell);
   find_common_run(cell, candidates);
   find_transpose_tile(cell, candidates);  // only when there is no common run
+  const bool same_type = S.layout->dtype == T.layout->dtype;
+  // Gathered rows copy elements unconverted (a converting move keeps one conversion per element).
+  if (cell.run.empty() && cell.tile_target_contiguous < 0 && same_type) find_gathered_tile(cell, candidates);
   order_loops(cell);
-  if (S.layout->dtype == T.layout->dtype) order_tile_by_source(cell, S.element_bytes());
+  if (same_type) order_tile_by_source(cell, S.element_bytes());
   return cell;
+}
+
+bool element_by_element(const Cell& cell) { return cell.run_elements == 1 && cell.tile_target_contiguous < 0; }
+
+// `e` with the token replaced by the slot of an inverted table: on the inverted side its lookup
+// `table[token]` becomes the slot itself; every other token becomes `inverse[slot]` (the side's index of
+// the inverse). Coordinate `token` names the slot afterwards.
+expr::Expr to_slot(const expr::Expr& e, int token, int inverted_table, int inverse_index) {
+  if (inverted_table >= 0 && e->op == Op::Lookup && e->value == inverted_table && e->args[0]->op == Op::Coord && e->args[0]->value == token)
+    return expr::coord(token, "slot");
+  if (e->op == Op::Coord && e->value == token)
+    return expr::lookup(inverse_index, "inverse", expr::coord(token, "slot"));
+  if (e->args.empty()) return e;
+  std::vector<expr::Expr> args;
+  for (const auto& a : e->args) args.push_back(to_slot(a, token, inverted_table, inverse_index));
+  return std::make_shared<const expr::Node>(expr::Node{e->op, e->value, e->name, std::move(args)});
+}
+
+bool reads_token_table(const expr::Expr& e, int token, int table) {
+  if (e->op == Op::Lookup && e->value == table && e->args[0]->op == Op::Coord && e->args[0]->value == token) return true;
+  return std::any_of(e->args.begin(), e->args.end(), [&](const expr::Expr& a) { return reads_token_table(a, token, table); });
+}
+
+// Phase 6 (PlanOptions::invert_tables): a cell moved element by element, redone over the slots of a table
+// read at `table[token]` on one side, when that gives it a tile. The whole token range must be in the
+// cell (the slot then ranges over the table's whole range) and no instance may be chosen by the token.
+// @post the returned cell's token coordinate is the slot, with CellCoordinate::inverse set; plan.inverses
+// holds its table once.
+std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs,
+                                std::pair<int, int> vt, const layout::Cell& box, Plan& plan) {
+  const int token = plan.token_coord;
+  if (token < 0 || box.ranges[static_cast<std::size_t>(token)].lo != 0 ||
+      box.ranges[static_cast<std::size_t>(token)].hi + 1 != plan.capacity)
+    return std::nullopt;
+  const auto& st = S.tensors[static_cast<std::size_t>(vs.first)];
+  const auto& tt = T.tensors[static_cast<std::size_t>(vt.first)];
+  if (st.per == token || tt.per == token) return std::nullopt;
+  const auto& sv = st.views[static_cast<std::size_t>(vs.second)];
+  const auto& tv = tt.views[static_cast<std::size_t>(vt.second)];
+  for (bool on_source : {true, false}) {
+    const layout::BoundLayout& X = on_source ? S : T;
+    const layout::BoundView& xv = on_source ? sv : tv;
+    for (std::size_t k = 0; k < X.tables.size(); ++k) {
+      const int table = static_cast<int>(k);
+      // The inverse is indexed by the entry itself: entries from 0, and no more slots than 4 per token, so
+      // that it costs the kernel no more memory than its injectivity check already takes (16 bytes a token).
+      const layout::BoundTable& entries = X.tables[k];
+      if (entries.first < 0 || entries.end <= entries.first || (entries.end - 1) / 4 >= plan.capacity) continue;
+      if (!std::any_of(xv.index.begin(), xv.index.end(), [&](const expr::Expr& e) { return reads_token_table(e, token, table); }))
+        continue;
+      auto known = std::find_if(plan.inverses.begin(), plan.inverses.end(),
+                                [&](const InverseTable& i) { return i.on_source == on_source && i.table == table; });
+      const int number = static_cast<int>(known - plan.inverses.begin());
+      InverseTable inverse{on_source, table, entries.end, static_cast<int>(S.tables.size()) + number,
+                           static_cast<int>(T.tables.size()) + number};
+      layout::BoundView sv2 = sv, tv2 = tv;
+      for (auto& e : sv2.index) e = to_slot(e, token, on_source ? table : -1, inverse.source_index);
+      for (auto& e : tv2.index) e = to_slot(e, token, on_source ? -1 : table, inverse.target_index);
+      layout::Cell slots = box;
+      slots.ranges[static_cast<std::size_t>(token)] = {entries.first, entries.end - 1};
+      std::vector<std::string> names = S.coord_names;
+      names[static_cast<std::size_t>(token)] = "slot";
+      Cell cell = make_cell(S, T, vs, vt, sv2, tv2, names, slots, -1);
+      if (element_by_element(cell)) continue;
+      cell.coords[static_cast<std::size_t>(token)].inverse = inverse.source_index;
+      if (known == plan.inverses.end()) plan.inverses.push_back(inverse);
+      return cell;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T) {
+Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const PlanOptions& options) {
   if (!S.fits() || !T.fits()) throw EmitError("both layouts must fit the cache shape");
   if (S.coord_names != T.coord_names) throw EmitError("the layouts hold different content");
   Plan plan;
@@ -462,7 +603,13 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T) {
     for (std::size_t i = 0; i < dt.size(); ++i)
       if (box.truth[ds.size() + i]) t = static_cast<int>(i);
     if (s < 0 || t < 0) continue;  // not held by both: nothing moves here
-    plan.cells.push_back(make_cell(S, T, ds[static_cast<std::size_t>(s)].first, dt[static_cast<std::size_t>(t)].first, box, plan.token_coord));
+    const std::pair<int, int> vs = ds[static_cast<std::size_t>(s)].first, vt = dt[static_cast<std::size_t>(t)].first;
+    const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
+    const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
+    Cell cell = make_cell(S, T, vs, vt, sv, tv, S.coord_names, box, plan.token_coord);
+    if (options.invert_tables && element_by_element(cell))
+      if (std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, plan)) cell = std::move(*inverted);
+    plan.cells.push_back(std::move(cell));
   }
   std::set<std::string> seen;
   for (const auto* b : {&S, &T})
@@ -470,6 +617,14 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T) {
       for (const auto& v : t.views)
         for (const auto& e : v.index) collect_reads(e, b == &S, plan.token_coord, plan.reads, seen, *b);
   return plan;
+}
+
+bool reads_tile_mode(const Cell& cell, const Atom& atom) {
+  for (int m : atom.modes)
+    if (m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
+        std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
+      return true;
+  return false;
 }
 
 std::string describe(const Plan& plan, const layout::BoundLayout& S, const layout::BoundLayout& T) {
@@ -483,6 +638,12 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
     for (const auto& cc : c.coords)
       if (cc.lo != 0 || cc.hi + 1 != S.coord_extents[static_cast<std::size_t>(&cc - &c.coords[0])])
         out += " " + cc.name + " " + std::to_string(cc.lo) + ".." + std::to_string(cc.hi);
+    for (const auto& cc : c.coords)
+      if (cc.inverse >= 0) {
+        const InverseTable& inv = plan.inverses[static_cast<std::size_t>(cc.inverse - static_cast<int>(S.tables.size()))];
+        out += " over the slots of " + std::string(inv.on_source ? "source" : "target") + " table " +
+               (inv.on_source ? S : T).tables[static_cast<std::size_t>(inv.table)].name + ", inverted";
+      }
     out += "): loops";
     for (std::size_t l = 0; l < c.loops.size(); ++l) {
       if (static_cast<int>(l) == c.source_order_from) out += " | in source order:";
@@ -493,6 +654,8 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
       for (int m : c.tile_target_merged) across = c.modes[static_cast<std::size_t>(m)].var + "*" + across;
       out += "; 8 x 8 tiles transposing " + c.modes[static_cast<std::size_t>(c.tile_source_contiguous)].var + " (source-contiguous) and " +
              across + " (target-contiguous)";
+      if (c.tile_target_rows_gathered) out += ", target rows placed one by one";
+      if (c.tile_source_rows_gathered) out += ", source rows placed one by one";
     } else {
       out += "; run " + std::to_string(c.run_elements) + " element(s)";
       for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;

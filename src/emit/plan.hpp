@@ -54,6 +54,10 @@ struct CellCoordinate {
   std::int64_t lo = 0, hi = 0;  // the cell's range
   std::vector<int> modes;       // its digits, most significant first
   bool guarded = false;         // its value is checked once all digits are bound (partial top digit)
+  // The slot of an inverted table (see InverseTable), in place of the token: a position exists only where
+  // the inverse holds a token, src_tables[inverse][slot] >= 0 (the inverse sits in both sides' arrays). -1
+  // for every other coordinate.
+  int inverse = -1;
 };
 
 // One box of positions stored by one source view and one target view.
@@ -78,7 +82,16 @@ struct Cell {
   // ones' times their extent, in both layouts), and the merged axis' extent.
   std::vector<int> tile_target_merged;
   std::int64_t tile_target_extent = 0;
+  // Gathered rows: the tile's source-contiguous mode also feeds target table lookups (each of the tile's
+  // target rows is placed by its own entry, e.g. a token's slot in SGLang's token pool), or its
+  // target-contiguous mode feeds source lookups. The row addresses are then computed per row, and those
+  // atoms (see reads_tile_mode) are evaluated there instead of at a loop level. Never with merged modes.
+  bool tile_target_rows_gathered = false;
+  bool tile_source_rows_gathered = false;
 };
+
+// Whether `atom` reads a tile mode: it is then evaluated per tile row (gathered rows), not at a loop level.
+bool reads_tile_mode(const Cell& cell, const Atom& atom);
 
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).
 struct TableRead {
@@ -87,15 +100,36 @@ struct TableRead {
   expr::Expr entry;  // over the logical coordinates (the token only)
 };
 
+// A table the kernel inverts at entry: inverse[slot] = the token whose entry holds `slot`, -1 where no
+// token moved holds it. A cell whose only contiguity on one side runs along the table's slots (llama.cpp's
+// transposed V, `v[(head*D + dim)*kv_size + cells[token]]`) then iterates the slots in place of the token,
+// reading each token back from the inverse: both sides become 16-byte rows, moved by gathered-row tiles,
+// instead of one element per load. The entry checks already make the table injective on the tokens moved.
+struct InverseTable {
+  bool on_source = true;   // the side whose table is inverted
+  int table = 0;           // its index in that side's tables
+  std::int64_t slots = 0;  // the table's range end: the inverse has this many entries
+  // Where the cells read the inverse: after each side's own tables (src_tables / dst_tables extended).
+  int source_index = 0, target_index = 0;
+};
+
 struct Plan {
   std::vector<Cell> cells;
   int token_coord = -1;
   std::int64_t capacity = 0;  // the largest num_tokens
   std::vector<TableRead> reads;
+  std::vector<InverseTable> inverses;  // empty unless PlanOptions::invert_tables
+};
+
+struct PlanOptions {
+  // Invert a table where that turns a cell moved element by element into gathered-row tiles. Only the
+  // CPU printer builds inverses; the CUDA printer and the plan checkers read plans without them.
+  bool invert_tables = false;
 };
 
 // @pre the pair is graded EXACT_*, SUBSET or (by choice) NOT_EXACT; both sides fit, one content.
-Plan make_plan(const layout::BoundLayout& source, const layout::BoundLayout& target);
+// @post without options.invert_tables, every cell's coordinates are the layouts' own (no slot).
+Plan make_plan(const layout::BoundLayout& source, const layout::BoundLayout& target, const PlanOptions& options = {});
 
 // "cell 0 (kv_cache -> kv_cache): loops layer, kv, token/16, head, token%16; run 16 x dim" — for the
 // generated file's header and for tests.

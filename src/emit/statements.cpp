@@ -37,7 +37,34 @@ std::string offset_name(bool source, int level) {
   return std::string(source ? "oS" : "oT") + (level < 0 ? "_top" : std::to_string(level));
 }
 
+std::string atom_value(const Cell& cell, const Atom& a, const std::string& tables) {
+  return expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
+    if (node.op == expr::Op::Coord) return cell.modes[static_cast<std::size_t>(node.value)].var;
+    return "static_cast<int64_t>(" + tables + "[" + std::to_string(node.value) + "][" + entry + "])";
+  });
+}
+
 }  // namespace
+
+std::string slot_absent(const Cell& cell, int coord, const Inputs& in) {
+  const CellCoordinate& c = cell.coords[static_cast<std::size_t>(coord)];
+  return in.src_tables + "[" + std::to_string(c.inverse) + "][" + coordinate_value(cell, c) + "] < 0";
+}
+
+std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs& in, const std::string& name) {
+  const SideForm& f = source ? cell.source : cell.target;
+  const int mode = source ? cell.tile_target_contiguous : cell.tile_source_contiguous;
+  std::vector<std::string> out;
+  std::string sum = final_offset(cell, source) + " + " + cell.modes[static_cast<std::size_t>(mode)].var + " * " +
+                    i64(f.stride[static_cast<std::size_t>(mode)]);
+  for (std::size_t i = 0; i < f.atoms.size(); ++i) {
+    if (!reads_tile_mode(cell, f.atoms[i])) continue;
+    out.push_back("const int64_t " + atom_name(source, i) + " = " + atom_value(cell, f.atoms[i], source ? in.src_tables : in.dst_tables) + ";");
+    sum += " + " + atom_name(source, i) + " * " + i64(f.atoms[i].coef);
+  }
+  out.push_back("const int64_t " + name + " = " + sum + ";");
+  return out;
+}
 
 std::string pointer_name(bool source) { return source ? "pS" : "pT"; }
 
@@ -46,6 +73,7 @@ std::string next_displacement_name() { return "source_next"; }
 int prefetch_level(const Cell& cell) {
   int best = -1;
   for (const Atom& a : cell.source.atoms) {
+    if (reads_tile_mode(cell, a)) continue;  // a gathered row's lookup, not a loop's
     int level = level_of(cell, a.modes);
     if (level >= 0 && a.e->op == expr::Op::Lookup) best = std::max(best, level);
   }
@@ -59,7 +87,7 @@ std::string next_displacement(const Cell& cell, int level, const Inputs& in, con
   std::string sum;
   for (std::size_t i = 0; i < cell.source.atoms.size(); ++i) {
     const Atom& a = cell.source.atoms[i];
-    if (level_of(cell, a.modes) != level) continue;
+    if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != level) continue;
     std::string next = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
       if (node.op == expr::Op::Coord)
         return static_cast<int>(node.value) == mode ? "(" + var + " + 1)" : cell.modes[static_cast<std::size_t>(node.value)].var;
@@ -112,6 +140,12 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
     out.push_back("if (" + coordinate_value(cell, c) + " > " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in) +
                   ") " + skip);
   }
+  // An inverted table's slot holds a position only where a moved token's entry holds it; checked before
+  // the lookups that read the inverse. A slot along a tile axis is checked per row by the printer.
+  for (const auto& c : cell.coords) {
+    if (c.inverse < 0 || level_of(cell, c.modes) != level || std::any_of(c.modes.begin(), c.modes.end(), in_tile)) continue;
+    out.push_back("if (" + slot_absent(cell, static_cast<int>(&c - &cell.coords[0]), in) + ") " + skip);
+  }
   // Instance pointers, once the coordinate selecting the instance is known.
   for (bool source : {true, false}) {
     const SideForm& f = source ? cell.source : cell.target;
@@ -136,12 +170,8 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
     }
     for (std::size_t i = 0; i < f.atoms.size(); ++i) {
       const Atom& a = f.atoms[i];
-      if (level_of(cell, a.modes) != level) continue;
-      std::string value = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
-        if (node.op == expr::Op::Coord) return cell.modes[static_cast<std::size_t>(node.value)].var;
-        return "static_cast<int64_t>(" + tables + "[" + std::to_string(node.value) + "][" + entry + "])";
-      });
-      out.push_back("const int64_t " + atom_name(source, i) + " = " + value + ";");
+      if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != level) continue;  // a gathered row's: row_offset
+      out.push_back("const int64_t " + atom_name(source, i) + " = " + atom_value(cell, a, tables) + ";");
       sum += " + " + atom_name(source, i) + " * " + i64(a.coef);
     }
     out.push_back("const int64_t " + offset_name(source, level) + " = " + sum + ";");

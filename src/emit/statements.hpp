@@ -36,6 +36,13 @@ std::string coordinate_limit(const Cell& cell, int coord, const Inputs& in);
 // printed code defines it as a variable named by next_displacement_name().
 std::string next_displacement(const Cell& cell, int level, const Inputs& in, const std::string& bound);
 std::string next_displacement_name();
+// The element offset of one gathered row (Cell::tile_*_rows_gathered) of side `source`, once the tile mode
+// that places it (the target-contiguous one for source rows, the source-contiguous one for target rows)
+// is defined as a variable of its name: its lookups, then `const int64_t name = ...;`.
+std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs& in, const std::string& name);
+// True (as C) where the slot of an inverted table (coordinate `coord`, CellCoordinate::inverse) holds no
+// moved token, once its modes are defined.
+std::string slot_absent(const Cell& cell, int coord, const Inputs& in);
 // The level of the innermost loop whose next iteration moves the source through a table lookup, or -1.
 int prefetch_level(const Cell& cell);
 // A loop's extent as an expression (the token's top digit depends on num_tokens).

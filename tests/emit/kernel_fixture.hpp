@@ -27,11 +27,6 @@ std::vector<std::string> isa_variants();
 // it is above 1, else 1 (every pair).
 std::size_t pair_sample();
 
-// What makes an emitted kernel the function it is: its source after the leading comment block (the proof
-// record, which names the pair) with its exported name `name` replaced by a mark no source contains. Two
-// kernels with one key are the same code under two names, so a test compiles one and runs it for both pairs.
-std::string kernel_code_key(const std::string& source, const std::string& name);
-
 // Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call).
 class ScopedIsa {
  public:

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "certificate/matrix.hpp"
+#include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/kernel_fixture.hpp"
 #include "emit/plan.hpp"
@@ -49,7 +50,7 @@ TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's
       o.name = "kernel_" + std::to_string(s) + "_" + std::to_string(t);
       o.allow_not_exact = true;
       const std::string source = emit::emit_kernel(p, o);
-      const auto [it, first] = compiled_as.emplace(test::kernel_code_key(source, o.name), o.name);
+      const auto [it, first] = compiled_as.emplace(emit::kernel_code_key(source, o.name), o.name);
       if (first) sources[(compiled_as.size() - 1) % sources.size()] += source;
       cases.push_back({s, t, it->second, p.grade});
     }
@@ -102,13 +103,13 @@ TEST_CASE("one kernel's code under two names has one code key; two pairs' kernel
   const std::string a = kernel("vllm-flash-nhd", "vllm-flash-hnd", "kernel_1_2");
   const std::string b = kernel("vllm-flash-nhd", "vllm-flash-hnd", "kernel_1_23");  // a name the first is a prefix of
   REQUIRE(a != b);
-  CHECK(test::kernel_code_key(a, "kernel_1_2") == test::kernel_code_key(b, "kernel_1_23"));
+  CHECK(emit::kernel_code_key(a, "kernel_1_2") == emit::kernel_code_key(b, "kernel_1_23"));
   // The control: another pair's kernel (another target) is other code.
   const std::string c = kernel("vllm-flash-nhd", "sglang-mha", "kernel_1_2");
-  CHECK(test::kernel_code_key(c, "kernel_1_2") != test::kernel_code_key(a, "kernel_1_2"));
+  CHECK(emit::kernel_code_key(c, "kernel_1_2") != emit::kernel_code_key(a, "kernel_1_2"));
   // The name is gone from the key, the code is not.
-  CHECK(test::kernel_code_key(a, "kernel_1_2").find("kernel_1_2") == std::string::npos);
-  CHECK(test::kernel_code_key(a, "kernel_1_2").find("extern \"C\" int ") != std::string::npos);
+  CHECK(emit::kernel_code_key(a, "kernel_1_2").find("kernel_1_2") == std::string::npos);
+  CHECK(emit::kernel_code_key(a, "kernel_1_2").find("extern \"C\" int ") != std::string::npos);
 }
 
 TEST_CASE("streaming stores, whole-line transposes and blocks read in the source's order move exactly the oracle's bytes", "[emit][kernels]") {
@@ -146,7 +147,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   };
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
-  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0;
+  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -160,6 +161,8 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos || source.find("kv_transpose_lines16(pT") != std::string::npos;
       line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
+      gathered += source.find("kv_transpose_rows_block<2>(kv_to") != std::string::npos;
+      inverted += source.find("std::vector<int32_t> kv_inverse0") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
       cases.push_back({s, t, o.name});
     }
@@ -170,6 +173,10 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   CHECK(line_transposes >= 4);
   CHECK(line_transposes8 >= 1);  // the 8-slot legacy cache: 8-row bands, not 16
   CHECK(staged >= 2);            // transposed boxes staged on the stack, then streamed out whole
+  // Gathered-row tiles (legacy V <-> SGLang's token pool, llama.cpp's transposed V), with 64 slots here:
+  // whole 32 x 32 blocks of streamed lines when every token is moved, 8 x 8 and row by row when 37 are.
+  CHECK(gathered >= 20);
+  CHECK(inverted >= 20);  // llama.cpp's transposed V over its inverted cell table, both directions
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Case& c : cases) {
@@ -316,4 +323,53 @@ TEST_CASE("the kernel tests run the AVX2 variant: one broken in it alone is caug
   }
   test::ScopedIsa isa("avx2");
   CHECK(test::run_against_oracle(library.find("broken_avx2"), S, T, 2, 64, 1).wrong_bytes > 0);
+}
+
+TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kernel with either wrong is caught", "[emit][kernels]") {
+  // Control for the inverted-table cells above: the inverse filled with the wrong token (the mirror image
+  // within the tokens moved) must move wrong bytes, and the kernel as emitted none.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  auto source = spec::load_layout(catalog.find_layout("llamacpp-vtrans").string());
+  auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  prove::Proof p = prove::prove(source, target, cache);
+  emit::EmitOptions o;
+  o.name = "inverted";
+  const std::string code = emit::emit_kernel(p, o);
+  emit::EmitOptions o_broken = o;
+  o_broken.name = "broken_inverse";
+  std::string broken = emit::emit_kernel(p, o_broken);
+  const std::string fill = "= static_cast<int32_t>(token);";
+  const std::size_t at = broken.find(fill);
+  REQUIRE(at != std::string::npos);
+  broken.replace(at, fill.size(), "= static_cast<int32_t>(num_tokens - 1 - token);");
+  // And a kernel whose whole 32 x 32 blocks (every slot of a block holding a moved token) lose one column
+  // per band: caught when all 67 tokens are moved, so slots 0..63 make two whole blocks.
+  emit::EmitOptions o_block = o;
+  o_block.name = "broken_block";
+  std::string block = emit::emit_kernel(p, o_block);
+  const std::string transpose = "kv_transpose8x8(r, c[q]);";
+  std::size_t replaced = 0;
+  for (std::size_t k = block.find(transpose); k != std::string::npos; k = block.find(transpose, k + 1), ++replaced)
+    block.replace(k, transpose.size(), "kv_transpose8x8(r, c[q]); c[q][0] = _mm_setzero_si128();");
+  REQUIRE(replaced == 2);  // the block path of both instruction-set variants
+  test::TempDir dir;
+  test::KernelLibrary library({code, broken, block}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
+  for (std::size_t k = 0; k < 3; ++k) {
+    for (std::int64_t n : {std::int64_t{37}, cache.params.at("num_tokens")}) {
+      INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+      test::KernelRun good = test::run_against_oracle(library.find(o.name), S, T, k, n, 1);
+      CHECK(good.code == 0);
+      CHECK(good.wrong_bytes == 0);
+      CHECK(good.moved > 0);
+      test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, n, 1);
+      CHECK(bad.code == 0);
+      CHECK(bad.wrong_bytes > 0);
+      if (n != cache.params.at("num_tokens")) continue;
+      test::KernelRun no_column = test::run_against_oracle(library.find(o_block.name), S, T, k, n, 1);
+      CHECK(no_column.code == 0);
+      CHECK(no_column.wrong_bytes > 0);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 // The move plan: what "fast by construction" means, checked on the plan itself.
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
@@ -15,14 +16,16 @@ struct Planned {
   emit::Plan plan;
 };
 
-Planned plan_for(const std::string& s, const std::string& t, const std::string& cache) {
+Planned plan_for(const std::string& s, const std::string& t, const std::string& cache, const emit::PlanOptions& options = {}) {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto c = spec::load_cache(catalog.find_cache(cache).string());
   Planned p{layout::bind(spec::load_layout(catalog.find_layout(s).string()), c),
             layout::bind(spec::load_layout(catalog.find_layout(t).string()), c), {}};
-  p.plan = emit::make_plan(p.source, p.target);
+  p.plan = emit::make_plan(p.source, p.target, options);
   return p;
 }
+
+const emit::PlanOptions kCpuPlan{.invert_tables = true};
 
 std::vector<std::string> loop_names(const emit::Cell& cell) {
   std::vector<std::string> out;
@@ -74,6 +77,66 @@ TEST_CASE("the legacy token-fastest V cache is moved in 8 x 8 tiles along the co
   CHECK(v.modes[static_cast<std::size_t>(v.tile_source_contiguous)].var == "token_mod16");
   CHECK(v.tile_target_extent == 8 * 128);
   CHECK(v.tile_guard >= 0);  // the token is checked per tile
+}
+
+TEST_CASE("legacy V into SGLang's token pool: tiles along token % 16 whose target rows are placed by the pool's table", "[emit][plan]") {
+  auto p = plan_for("vllm-paged-legacy", "sglang-mha", "llama-3.1-8b");
+  REQUIRE(p.plan.cells.size() == 2);
+  const auto& v = p.plan.cells[1];
+  REQUIRE(v.tile_target_contiguous >= 0);
+  CHECK(v.modes[static_cast<std::size_t>(v.tile_source_contiguous)].var == "token_mod16");
+  CHECK(v.tile_target_rows_gathered);
+  CHECK_FALSE(v.tile_source_rows_gathered);
+  CHECK(v.tile_target_extent == 8 * 128);  // head*dim, coalesced: each target row is a token's 2 KiB
+  CHECK(v.tile_guard >= 0);
+  // The pool's lookup reads the tile mode: it is evaluated per row, not at a loop level.
+  bool row_lookup = false;
+  for (const auto& a : v.target.atoms) row_lookup = row_lookup || emit::reads_tile_mode(v, a);
+  CHECK(row_lookup);
+  // The reverse move gathers its source rows instead; nothing is coalesced along a gathered axis.
+  auto back = plan_for("sglang-mha", "vllm-paged-legacy", "llama-3.1-8b");
+  const auto& b = back.plan.cells[1];
+  REQUIRE(b.tile_target_contiguous >= 0);
+  CHECK(b.tile_source_rows_gathered);
+  CHECK_FALSE(b.tile_target_rows_gathered);
+  CHECK(b.tile_target_merged.empty());
+}
+
+TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slots, and only in the CPU plan", "[emit][plan]") {
+  for (const auto& [source, target, inverted_side_is_source] :
+       {std::tuple{"llamacpp-vtrans", "vllm-flash-nhd", true}, std::tuple{"vllm-flash-nhd", "llamacpp-vtrans", false}}) {
+    INFO(source << " -> " << target);
+    // The plan the checkers and the CUDA printer read: the declared coordinates, V element by element.
+    auto declared = plan_for(source, target, "llama-3.1-8b");
+    REQUIRE(declared.plan.cells.size() == 2);
+    CHECK(declared.plan.inverses.empty());
+    CHECK(declared.plan.cells[1].run_elements == 1);
+    CHECK(declared.plan.cells[1].tile_target_contiguous < 0);
+    // The CPU plan: V iterates the kv_size slots of `cells`, each token read back from the inverse.
+    auto p = plan_for(source, target, "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.inverses.size() == 1);
+    const emit::InverseTable& inverse = p.plan.inverses[0];
+    CHECK(inverse.on_source == inverted_side_is_source);
+    CHECK(inverse.slots == p.plan.capacity);  // kv_size = num_tokens
+    CHECK(inverse.source_index == 1);  // after each side's one table
+    CHECK(inverse.target_index == 1);
+    const auto& k = p.plan.cells[0];
+    CHECK(k.run_elements == 1024);  // K keeps its per-token runs: nothing inverted there
+    for (const auto& cc : k.coords) CHECK(cc.inverse < 0);
+    const auto& v = p.plan.cells[1];
+    const auto& slot = v.coords[static_cast<std::size_t>(p.plan.token_coord)];
+    CHECK(slot.name == "slot");
+    CHECK(slot.inverse == inverse.source_index);
+    CHECK(slot.lo == 0);
+    CHECK(slot.hi == p.plan.capacity - 1);
+    CHECK_FALSE(slot.guarded);  // present where the inverse holds a token, not below num_tokens
+    REQUIRE(v.tile_target_contiguous >= 0);
+    const int along_slot = inverted_side_is_source ? v.tile_source_contiguous : v.tile_target_contiguous;
+    CHECK(v.modes[static_cast<std::size_t>(along_slot)].var == "slot");
+    CHECK(v.tile_target_rows_gathered == inverted_side_is_source);
+    CHECK(v.tile_source_rows_gathered == !inverted_side_is_source);
+    CHECK(emit::describe(p.plan, p.source, p.target).find("inverted") != std::string::npos);
+  }
 }
 
 TEST_CASE("a TP shard target moves only its heads, as one run", "[emit][plan]") {

@@ -1,0 +1,13 @@
+#pragma once
+// What makes an emitted kernel the function it is, for compiling or timing one kernel once when several
+// pairs emit it (proven-equal declarations emit the same code).
+#include <string>
+
+namespace kvlayout::emit {
+
+// The kernel's source after its leading comment block (the proof record, which names the pair) with its
+// exported name `name` replaced by a mark no source contains. Two kernels with one key are the same code
+// under two names.
+std::string kernel_code_key(const std::string& source, const std::string& name);
+
+}  // namespace kvlayout::emit
