@@ -16,7 +16,7 @@ same move: a wrong peer or kernel fails the run). Figures are medians over inter
 ratios are peer time over kernel time (above 1: kvlayout is faster).
 
 Usage: bench/peers.py [--kvlayout build/kvlayout] [--mib 256] [--repetitions 5] [--threads 1,2]
-                      [--pairs headline|all] [--json FILE] [--verify-only]
+                      [--pairs headline|all] [--pair SOURCE/TARGET ...] [--json FILE] [--verify-only]
 
 --verify-only times nothing: it checks every peer against the kernel and runs a control (the kernel
 called with two target table entries swapped must disagree with the numpy peer). The test suite runs it.
@@ -218,6 +218,8 @@ def main():
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--pairs", choices=["headline", "all"], default="all")
+    ap.add_argument("--pair", action="append", default=[], metavar="SOURCE/TARGET",
+                    help="only these pairs (repeatable; SOURCE or TARGET may be *)")
     ap.add_argument("--json")
     ap.add_argument("--verify-only", action="store_true")
     args = ap.parse_args()
@@ -226,6 +228,11 @@ def main():
     names = ["vllm-flash-nhd", "vllm-flash-hnd", "sglang-mha", "lmcache-2ltd", "vllm-paged-legacy", "trtllm-pool", "hf-dynamic",
              "llamacpp-vtrans"]
     pairs = HEADLINE if args.pairs == "headline" else [(s, t) for s in names for t in names if s != t]
+    if args.pair:
+        wanted = [p.split("/", 1) for p in args.pair]
+        if any(len(w) != 2 or not all(x == "*" or x in names for x in w) for w in wanted):
+            ap.error("--pair takes SOURCE/TARGET with each one of %s or *" % ", ".join(names))
+        pairs = [(s, t) for s, t in pairs if any(ws in ("*", s) and wt in ("*", t) for ws, wt in wanted)]
     if torch is None:
         print("torch peer skipped: torch is not installed (pip install torch)", file=sys.stderr)
     rows = []
