@@ -32,22 +32,45 @@ bool target_runs_aligned(const Cell& cell, int target_bytes) {
   return cell.tile_target_contiguous >= 0 ? true : aligned(cell.run_elements);
 }
 
+// Whether gathered source rows are read whole, one block of 32 rows after another, rather than in bands of
+// 32 elements, each band over all the rows: when the down axis is coalesced (a token's heads and dims), or
+// when the loop around the tile steps the source by less than a 4 KiB page (the next head's rows share the
+// pages of this one's, as where K and V interleave per head). Measured on the 38 moves into
+// llamacpp-vtrans (2048 tokens, one thread, GiB/s): with the heads coalesced and rows read whole,
+// vllm-flash-nhd 5.4 -> 8.8 and the median of the 9 such sources 5.2 -> 8.7; read whole without
+// coalescing, the 5 K/V-interleaved sources 3.6-4.0 -> 5.1-5.7, but the HND sources (a head's rows a
+// page or more apart) 9.6 -> 6.3, so those keep the bands.
+bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
+  if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered) return false;
+  if (!cell.tile_source_merged.empty()) return true;
+  if (cell.loops.empty()) return false;
+  // Its step in the source is its stride alone: not a table lookup's, not another tensor instance's.
+  const int around = cell.loops.back();
+  for (const Atom& a : cell.source.atoms)
+    if (std::find(a.modes.begin(), a.modes.end(), around) != a.modes.end()) return false;
+  const std::int64_t step = std::abs(cell.source.stride[static_cast<std::size_t>(around)]) * source_bytes;
+  return step > 0 && step < 4096;
+}
+
 // A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
 // 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
-// whole axis, into a row array (a slot no moved token holds gives a null row); the blocks then walk that
-// axis innermost, so the other side's 32 rows are read or written as 32 sequential streams while the
-// gathered rows, in whatever order the table gives, are prefetched a block ahead (reads) or written as
-// whole streamed lines (writes). Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
+// whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
+// blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
+// rows, in whatever order the table gives, are written as whole streamed lines. Gathered source rows only:
+// the blocks walk them outermost, each 32 read whole (prefetched a block ahead) into the target's rows.
+// Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
 void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch) {
   Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
   across.extent = cell.tile_target_extent;  // with the coalesced modes
-  const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  Mode down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  down.extent = cell.tile_source_extent;  // with the coalesced modes
   const std::int64_t source_row = cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)];
   const std::int64_t target_row = cell.target.stride[static_cast<std::size_t>(cell.tile_source_contiguous)];
-  std::string across_name = across.var;
+  std::string across_name = across.var, down_name = down.var;
   for (int m : cell.tile_target_merged) across_name = cell.modes[static_cast<std::size_t>(m)].var + "*" + across_name;
-  w.line("// " + down.var + " is contiguous in the source, " + across_name + " in the target: 32 x 32 blocks whose " +
+  for (int m : cell.tile_source_merged) down_name = cell.modes[static_cast<std::size_t>(m)].var + "*" + down_name;
+  w.line("// " + down_name + " is contiguous in the source, " + across_name + " in the target: 32 x 32 blocks whose " +
          (cell.tile_target_rows_gathered ? (cell.tile_source_rows_gathered ? "rows on both sides" : "target rows") : "source rows") +
          " are placed one by one.");
   if (prefetch) w.line("(void)" + next_displacement_name() + ";  // the blocks prefetch their own rows");
@@ -105,13 +128,25 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.line("if (down0 + 32 < kv_downs) for (int64_t r = 0; r < acrosses; ++r) kv_prefetch<64>(kv_from[r] + (down0 + 32) * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
            ", acrosses, downs, stream);");
-  } else {
+  } else if (!read_gathered_rows_whole(cell, source_bytes)) {
     // Outer: 32 strided target rows; inner: the gathered source rows, the next block's prefetched.
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
     strided_rows(true, "down0", "downs");
     w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
     w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
     w.line("for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * " + sb + ");");
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
+           ", acrosses, downs, stream);");
+  } else {
+    // Outer: 32 gathered source rows, the next 32 prefetched whole; inner: 32 strided target rows at a
+    // time, so that each gathered row is read whole before the next (see read_gathered_rows_whole).
+    const std::int64_t ahead = std::min<std::int64_t>(down.extent * source_bytes, 4096);
+    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+    w.line("for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) kv_prefetch<" +
+           std::to_string(ahead) + ">(kv_from_rows[static_cast<size_t>(r)]);");
+    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
+    strided_rows(true, "down0", "downs");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream);");
   }

@@ -168,11 +168,13 @@ static void launch(Kernel kernel, const Pointers& p, int64_t n, int64_t total, i
   std::vector<Cell> cells = plan.cells;
   for (Cell& c : cells) {
     if (c.tile_target_contiguous < 0) continue;
+    for (auto it = c.tile_source_merged.rbegin(); it != c.tile_source_merged.rend(); ++it) c.loops.push_back(*it);
     c.loops.push_back(c.tile_source_contiguous);
     for (auto it = c.tile_target_merged.rbegin(); it != c.tile_target_merged.rend(); ++it) c.loops.push_back(*it);
     c.loops.push_back(c.tile_target_contiguous);
     c.tile_target_contiguous = c.tile_source_contiguous = c.tile_guard = -1;
     c.tile_target_merged.clear();
+    c.tile_source_merged.clear();
     c.tile_target_rows_gathered = c.tile_source_rows_gathered = false;
   }
   for (std::size_t i = 0; i < cells.size(); ++i) {

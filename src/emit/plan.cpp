@@ -336,29 +336,41 @@ void find_common_run(Cell& cell, const std::vector<int>& candidates) {
   cell.run_elements = expect;
 }
 
-// Coalesce: a mode whose strides continue the across axis in both layouts joins it, so that the tiles walk
-// whole target rows (e.g. head and dim of a [slot][head][dim] target). Not along a bound-checked coordinate
-// (its bound is checked on the across axis as that coordinate's own positions, which merged modes would
-// break) nor gathered source rows (the across axis is then placed by lookups, not by a stride).
-// @pre the tile modes are set. @post tile_target_extent is the merged axis' extent.
-void merge_across(Cell& cell, const std::vector<int>& candidates) {
+bool contains(const std::vector<int>& modes, int m) { return std::find(modes.begin(), modes.end(), m) != modes.end(); }
+
+// Coalesce (CuTe's coalesce): a mode whose strides continue a tile axis in both layouts joins that axis.
+// Across (target-contiguous): so that the tiles walk whole target rows (head and dim of a [slot][head][dim]
+// target); not along a bound-checked coordinate (its bound is checked on the across axis as that
+// coordinate's own positions, which merged modes would break) nor across gathered source rows (the across
+// axis is then placed by lookups, not by a stride). Down (source-contiguous): only for gathered source
+// rows, so that each row placed by a lookup is read whole before the next (measured on vllm-flash-nhd ->
+// llamacpp-vtrans, where a token's 8 heads were 8 passes over the gathered rows: see bench/README.md);
+// not along a bound-checked coordinate either. Other tiles' printers walk the down axis by its own extent.
+// @pre the tile modes are set. @post tile_target_extent and tile_source_extent are the merged axes' extents.
+void coalesce_tile_axes(Cell& cell, const std::vector<int>& candidates) {
   const int across = cell.tile_target_contiguous, down = cell.tile_source_contiguous;
-  cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
-  const std::int64_t step_source = cell.source.stride[static_cast<std::size_t>(across)];
-  const bool across_guarded = cell.tile_guard >= 0 && cell.modes[static_cast<std::size_t>(across)].coord == cell.tile_guard;
-  for (bool grew = !across_guarded && !cell.tile_source_rows_gathered; grew;) {
-    grew = false;
-    for (int m : candidates) {
-      if (m == across || m == down || std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
-        continue;
-      if (cell.target.stride[static_cast<std::size_t>(m)] == cell.tile_target_extent &&
-          cell.source.stride[static_cast<std::size_t>(m)] == step_source * cell.tile_target_extent) {
-        cell.tile_target_merged.push_back(m);
-        cell.tile_target_extent *= cell.modes[static_cast<std::size_t>(m)].extent;
-        grew = true;
+  auto guarded = [&](int m) { return cell.tile_guard >= 0 && cell.modes[static_cast<std::size_t>(m)].coord == cell.tile_guard; };
+  // Grows one axis: `merged` and `extent` are its merged modes and extent, `along` the layout in which it is
+  // contiguous, `other` the other layout, in which the axis steps by `step`.
+  auto grow = [&](std::vector<int>& merged, std::int64_t& extent, const SideForm& along, const SideForm& other, std::int64_t step) {
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int m : candidates) {
+        if (m == across || m == down || contains(cell.tile_target_merged, m) || contains(cell.tile_source_merged, m)) continue;
+        if (along.stride[static_cast<std::size_t>(m)] == extent && other.stride[static_cast<std::size_t>(m)] == step * extent) {
+          merged.push_back(m);
+          extent *= cell.modes[static_cast<std::size_t>(m)].extent;
+          grew = true;
+        }
       }
     }
-  }
+  };
+  cell.tile_target_extent = cell.modes[static_cast<std::size_t>(across)].extent;
+  cell.tile_source_extent = cell.modes[static_cast<std::size_t>(down)].extent;
+  if (!guarded(across) && !cell.tile_source_rows_gathered)
+    grow(cell.tile_target_merged, cell.tile_target_extent, cell.target, cell.source, cell.source.stride[static_cast<std::size_t>(across)]);
+  if (!guarded(down) && cell.tile_source_rows_gathered)
+    grow(cell.tile_source_merged, cell.tile_source_extent, cell.source, cell.target, cell.target.stride[static_cast<std::size_t>(down)]);
 }
 
 // Phase 4: with no common run, a transpose in 8 x 8 tiles: one mode contiguous in the target, another in
@@ -397,7 +409,7 @@ void find_transpose_tile(Cell& cell, const std::vector<int>& candidates) {
       cell.tile_target_contiguous = across;
       cell.tile_source_contiguous = down;
       cell.tile_guard = guarded_digit_coord;
-      merge_across(cell, candidates);
+      coalesce_tile_axes(cell, candidates);
     }
   }
 }
@@ -458,7 +470,7 @@ void find_gathered_tile(Cell& cell, const std::vector<int>& candidates) {
   cell.tile_guard = bound_across >= 0 ? bound_across : bound_down;
   cell.tile_target_rows_gathered = gathered_target;
   cell.tile_source_rows_gathered = gathered_source;
-  merge_across(cell, candidates);
+  coalesce_tile_axes(cell, candidates);
 }
 
 // Phase 5: the other loops, in the destination's physical order. @post every mode of extent > 1 (and the
@@ -478,10 +490,7 @@ void order_loops(Cell& cell) {
   };
   for (std::size_t m = 0; m < cell.modes.size(); ++m) {
     bool in_run = std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) != cell.run.end();
-    bool in_tile = static_cast<int>(m) == cell.tile_target_contiguous || static_cast<int>(m) == cell.tile_source_contiguous ||
-                   std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), static_cast<int>(m)) !=
-                       cell.tile_target_merged.end();
-    if (!in_run && !in_tile && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
+    if (!in_run && !in_tile(cell, static_cast<int>(m)) && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
   }
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) {
     double ta = significance(a, cell.target), tb = significance(b, cell.target);
@@ -619,12 +628,13 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const
   return plan;
 }
 
+bool in_tile(const Cell& cell, int m) {
+  return cell.tile_target_contiguous >= 0 && (m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
+                                              contains(cell.tile_target_merged, m) || contains(cell.tile_source_merged, m));
+}
+
 bool reads_tile_mode(const Cell& cell, const Atom& atom) {
-  for (int m : atom.modes)
-    if (m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
-        std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end())
-      return true;
-  return false;
+  return std::any_of(atom.modes.begin(), atom.modes.end(), [&](int m) { return in_tile(cell, m); });
 }
 
 std::string describe(const Plan& plan, const layout::BoundLayout& S, const layout::BoundLayout& T) {
@@ -652,7 +662,9 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
     if (c.tile_target_contiguous >= 0) {
       std::string across = c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var;
       for (int m : c.tile_target_merged) across = c.modes[static_cast<std::size_t>(m)].var + "*" + across;
-      out += "; 8 x 8 tiles transposing " + c.modes[static_cast<std::size_t>(c.tile_source_contiguous)].var + " (source-contiguous) and " +
+      std::string down = c.modes[static_cast<std::size_t>(c.tile_source_contiguous)].var;
+      for (int m : c.tile_source_merged) down = c.modes[static_cast<std::size_t>(m)].var + "*" + down;
+      out += "; 8 x 8 tiles transposing " + down + " (source-contiguous) and " +
              across + " (target-contiguous)";
       if (c.tile_target_rows_gathered) out += ", target rows placed one by one";
       if (c.tile_source_rows_gathered) out += ", source rows placed one by one";

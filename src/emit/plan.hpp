@@ -82,16 +82,24 @@ struct Cell {
   // ones' times their extent, in both layouts), and the merged axis' extent.
   std::vector<int> tile_target_merged;
   std::int64_t tile_target_extent = 0;
+  // Modes merged into the source-contiguous tile axis in the same way, and its extent. Only with gathered
+  // source rows: each one is then read whole (a token's heads and dims) before the next, not one head at
+  // a time in separate passes (see coalesce_tile_axes in plan.cpp).
+  std::vector<int> tile_source_merged;
+  std::int64_t tile_source_extent = 0;
   // Gathered rows: the tile's source-contiguous mode also feeds target table lookups (each of the tile's
   // target rows is placed by its own entry, e.g. a token's slot in SGLang's token pool), or its
   // target-contiguous mode feeds source lookups. The row addresses are then computed per row, and those
-  // atoms (see reads_tile_mode) are evaluated there instead of at a loop level. Never with merged modes.
+  // atoms (see reads_tile_mode) are evaluated there instead of at a loop level.
   bool tile_target_rows_gathered = false;
   bool tile_source_rows_gathered = false;
 };
 
 // Whether `atom` reads a tile mode: it is then evaluated per tile row (gathered rows), not at a loop level.
 bool reads_tile_mode(const Cell& cell, const Atom& atom);
+
+// Whether mode m is moved by the cell's tile: one of its two axes or a mode merged into either.
+bool in_tile(const Cell& cell, int m);
 
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).
 struct TableRead {

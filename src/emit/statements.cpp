@@ -124,13 +124,9 @@ std::string extent(const Cell& cell, int mode, const Inputs& in) {
 
 std::vector<std::string> level_statements(const Cell& cell, int level, const Inputs& in, const std::string& skip) {
   std::vector<std::string> out;
-  auto in_tile = [&](int m) {
-    return m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
-           std::find(cell.tile_target_merged.begin(), cell.tile_target_merged.end(), m) != cell.tile_target_merged.end();
-  };
   if (level < 0)
     for (std::size_t m = 0; m < cell.modes.size(); ++m)
-      if (level_of(cell, static_cast<int>(m)) < 0 && !in_tile(static_cast<int>(m)) &&
+      if (level_of(cell, static_cast<int>(m)) < 0 && !in_tile(cell, static_cast<int>(m)) &&
           std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
         out.push_back("[[maybe_unused]] constexpr int64_t " + cell.modes[m].var + " = 0;");
   // Coordinates checked against their bound: the token against num_tokens, a partial top digit.
@@ -143,7 +139,7 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
   // An inverted table's slot holds a position only where a moved token's entry holds it; checked before
   // the lookups that read the inverse. A slot along a tile axis is checked per row by the printer.
   for (const auto& c : cell.coords) {
-    if (c.inverse < 0 || level_of(cell, c.modes) != level || std::any_of(c.modes.begin(), c.modes.end(), in_tile)) continue;
+    if (c.inverse < 0 || level_of(cell, c.modes) != level || std::any_of(c.modes.begin(), c.modes.end(), [&](int m) { return in_tile(cell, m); })) continue;
     out.push_back("if (" + slot_absent(cell, static_cast<int>(&c - &cell.coords[0]), in) + ") " + skip);
   }
   // Instance pointers, once the coordinate selecting the instance is known.

@@ -21,6 +21,23 @@
 
 using namespace kvlayout;
 
+namespace {
+
+// A control's two runs on one table choice and token count: the kernel as emitted moves exactly the
+// oracle's bytes, the broken one (a hand mutation of it) moves some wrong.
+void check_control(const test::KernelLibrary& library, const std::string& good_name, const std::string& broken_name,
+                   const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t tables, std::int64_t n) {
+  test::KernelRun good = test::run_against_oracle(library.find(good_name), S, T, tables, n, 1);
+  CHECK(good.code == 0);
+  CHECK(good.wrong_bytes == 0);
+  CHECK(good.moved > 0);
+  test::KernelRun bad = test::run_against_oracle(library.find(broken_name), S, T, tables, n, 1);
+  CHECK(bad.code == 0);
+  CHECK(bad.wrong_bytes > 0);
+}
+
+}  // namespace
+
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto layouts = spec::load_layouts(catalog);
@@ -361,13 +378,7 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   for (std::size_t k = 0; k < 3; ++k) {
     for (std::int64_t n : {std::int64_t{37}, cache.params.at("num_tokens")}) {
       INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-      test::KernelRun good = test::run_against_oracle(library.find(o.name), S, T, k, n, 1);
-      CHECK(good.code == 0);
-      CHECK(good.wrong_bytes == 0);
-      CHECK(good.moved > 0);
-      test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, n, 1);
-      CHECK(bad.code == 0);
-      CHECK(bad.wrong_bytes > 0);
+      check_control(library, o.name, o_broken.name, S, T, k, n);
       if (n != cache.params.at("num_tokens")) continue;
       for (const std::string& variant : test::isa_variants()) {
         INFO(variant << " variant");
@@ -377,5 +388,37 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
         CHECK(no_column.wrong_bytes > 0);
       }
     }
+  }
+}
+
+TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose coalesced axis stops after one head is caught",
+          "[emit][kernels]") {
+  // Control for the coalesced down axis of gathered source rows (head*dim of SGLang's token pool, read per
+  // token into legacy V's token-fastest rows): the kernel as emitted moves every byte; the same kernel with
+  // the axis cut to its first head's dims leaves the other heads unmoved, which the oracle must see.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  auto source = spec::load_layout(catalog.find_layout("sglang-mha").string());
+  auto target = spec::load_layout(catalog.find_layout("vllm-paged-legacy").string());
+  prove::Proof p = prove::prove(source, target, cache);
+  const std::int64_t heads = cache.params.at("num_kv_heads"), dims = cache.params.at("head_size");
+  emit::EmitOptions o;
+  o.name = "coalesced";
+  const std::string code = emit::emit_kernel(p, o);
+  REQUIRE(code.find("head*dim (source-contiguous)") != std::string::npos);
+  emit::EmitOptions o_cut = o;
+  o_cut.name = "one_head";
+  std::string cut = emit::emit_kernel(p, o_cut);
+  const std::string bound = "down0 < INT64_C(" + std::to_string(heads * dims) + ")";
+  std::size_t replaced = 0;
+  for (std::size_t k = cut.find(bound); k != std::string::npos; k = cut.find(bound, k + 1), ++replaced)
+    cut.replace(k, bound.size(), "down0 < INT64_C(" + std::to_string(dims) + ")");
+  REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+  test::TempDir dir;
+  test::KernelLibrary library({code, cut}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO(enumerate::table_choice_name(k) << " tables");
+    check_control(library, o.name, o_cut.name, S, T, k, cache.params.at("num_tokens"));
   }
 }

@@ -93,13 +93,28 @@ TEST_CASE("legacy V into SGLang's token pool: tiles along token % 16 whose targe
   bool row_lookup = false;
   for (const auto& a : v.target.atoms) row_lookup = row_lookup || emit::reads_tile_mode(v, a);
   CHECK(row_lookup);
-  // The reverse move gathers its source rows instead; nothing is coalesced along a gathered axis.
+  CHECK(v.tile_source_merged.empty());  // the down axis is coalesced only for gathered source rows
+  CHECK(v.tile_source_extent == 16);
+  // The reverse move gathers its source rows instead: nothing is coalesced along the gathered (across)
+  // axis, and head joins dim along the down axis, so each gathered row (a token's 2 KiB) is read whole.
   auto back = plan_for("sglang-mha", "vllm-paged-legacy", "llama-3.1-8b");
   const auto& b = back.plan.cells[1];
   REQUIRE(b.tile_target_contiguous >= 0);
   CHECK(b.tile_source_rows_gathered);
   CHECK_FALSE(b.tile_target_rows_gathered);
   CHECK(b.tile_target_merged.empty());
+  CHECK(b.modes[static_cast<std::size_t>(b.tile_source_contiguous)].var == "dim");
+  REQUIRE(b.tile_source_merged.size() == 1);
+  const int head = b.tile_source_merged[0];
+  CHECK(b.modes[static_cast<std::size_t>(head)].var == "head");
+  CHECK(b.tile_source_extent == 8 * 128);
+  CHECK(emit::in_tile(b, head));
+  CHECK(std::find(b.loops.begin(), b.loops.end(), head) == b.loops.end());
+  CHECK(emit::describe(back.plan, back.source, back.target).find("head*dim (source-contiguous)") != std::string::npos);
+  // Its strides continue dim's in both layouts: the source row's next 128 elements, the target's next
+  // 128 rows of 16 tokens.
+  CHECK(b.source.stride[static_cast<std::size_t>(head)] == 128);
+  CHECK(b.target.stride[static_cast<std::size_t>(head)] == b.target.stride[static_cast<std::size_t>(b.tile_source_contiguous)] * 128);
 }
 
 TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slots, and only in the CPU plan", "[emit][plan]") {
@@ -135,6 +150,8 @@ TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slot
     CHECK(v.modes[static_cast<std::size_t>(along_slot)].var == "slot");
     CHECK(v.tile_target_rows_gathered == inverted_side_is_source);
     CHECK(v.tile_source_rows_gathered == !inverted_side_is_source);
+    // head*dim is one axis either way: coalesced along the target rows, or along the gathered source rows.
+    CHECK((inverted_side_is_source ? v.tile_target_extent : v.tile_source_extent) == 8 * 128);
     CHECK(emit::describe(p.plan, p.source, p.target).find("inverted") != std::string::npos);
   }
 }
