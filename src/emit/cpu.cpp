@@ -169,6 +169,22 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     if (bytes < 64) w.line("if ((reinterpret_cast<uintptr_t>(" + s + ") & 63) < " + std::to_string(bytes) + ") " + line);
     else w.line(line);
   };
+  // A tile's `rows` source rows of `row_elements`, `row_stride` elements apart from `from` (elements past
+  // this block's start), one block ahead: one span where the rows nearly abut, else row by row. A span
+  // over rows far apart fetches what is never read (measured: SGLang's page_first host pool holds a
+  // token's layers together, so a 16-row V tile of 256-byte rows spans 960 KiB; prefetched as one span
+  // per head, sglang-host-page-first -> vllm-paged-legacy ran at 0.06x of memcpy).
+  auto prefetch_rows = [&](const std::string& from, std::int64_t rows, std::int64_t row_stride, std::int64_t row_elements) {
+    const std::int64_t span = (rows - 1) * row_stride + row_elements;
+    if (!prefetch) return;
+    if (span * source_bytes < 64 || span <= 2 * rows * row_elements) {
+      if (from.empty()) prefetch_span(span * source_bytes);
+      else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + s + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
+      return;
+    }
+    w.line("for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + s + " + (" +
+           next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");");
+  };
   const std::string d = pointer_name(false) + " + " + final_offset(cell, false) + " * " + std::to_string(target_bytes);
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
     print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch);
@@ -181,7 +197,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     const std::int64_t source_row = cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)];
     const std::int64_t target_row = cell.target.stride[static_cast<std::size_t>(cell.tile_source_contiguous)];
     const bool lines = !convert && source_bytes == 2 && across.extent % 32 == 0;
-    if (!lines) prefetch_span(((across.extent - 1) * source_row + down.extent) * source_bytes);
+    if (!lines) prefetch_rows("", across.extent, source_row, down.extent);
     w.line("// " + down.var + " is contiguous in the source, " + across.var + " in the target: 8 x 8 tiles.");
     // The bound-checked coordinate (the token) may stop inside the tile, along either axis.
     const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
@@ -209,9 +225,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box_bytes) + "];");
       const std::string into = staged ? "kv_stage" : d;
       w.open("for (const int64_t across_lines = " + across_lines + "; across_done + 32 <= across_lines; across_done += 32)");
-      if (prefetch)
-        w.line("kv_prefetch<" + std::to_string((31 * source_row + down.extent) * source_bytes) + ">(" + s + " + (" +
-               next_displacement_name() + " + across_done * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");");
+      prefetch_rows(" + across_done * " + i64(source_row), 32, source_row, down.extent);
       // Sixteen rows at a time where the block has them (one AVX2 pass covers both 8-row bands).
       const bool sixteen = down.extent % 16 == 0;
       w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += " + (sixteen ? "16" : "8") + ")");

@@ -211,3 +211,31 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
   }
 }
+
+TEST_CASE("a tile prefetches the source rows it reads, not the span between them", "[emit][plan]") {
+  // SGLang's page_first host pool keeps all layers of a token together, so legacy V's 16-token tiles read
+  // 16 rows of one head's 256 bytes, 64 KiB apart: one prefetched span would be 960 KiB per head.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
+  cache.params["num_tokens"] = 256;
+  auto source = spec::load_layout(catalog.find_layout("sglang-host-page-first").string());
+  auto target = spec::load_layout(catalog.find_layout("vllm-paged-legacy").string());
+  auto p = plan_for("sglang-host-page-first", "vllm-paged-legacy", "llama-3.1-8b");
+  REQUIRE(p.plan.cells.size() == 2);
+  const auto& v = p.plan.cells[1];
+  REQUIRE(v.tile_target_contiguous >= 0);
+  const std::int64_t row_stride = v.source.stride[static_cast<std::size_t>(v.tile_target_contiguous)];
+  CHECK(row_stride * 2 >= 64 * 1024);  // the rows are far apart: what makes a span wasteful
+  const std::string code = emit::emit_kernel(prove::prove(source, target, cache), emit::EmitOptions{});
+  std::int64_t largest = 0, prefetches = 0;
+  const std::string call = "kv_prefetch<";
+  for (std::size_t at = code.find(call); at != std::string::npos; at = code.find(call, at + 1)) {
+    const std::size_t end = code.find('>', at);
+    const std::string bytes = code.substr(at + call.size(), end - at - call.size());
+    largest = std::max<std::int64_t>(largest, std::stoll(bytes));
+    ++prefetches;
+  }
+  CHECK(prefetches > 0);
+  CHECK(largest <= 2048);  // K's lines and V's 256-byte rows
+  CHECK_THAT(code, Catch::Contains("for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
+}
