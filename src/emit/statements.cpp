@@ -109,9 +109,9 @@ std::string coordinate_limit(const Cell& cell, int coord, const Inputs& in) {
   return token ? "kv_min(" + i64(c.hi) + ", " + in.num_tokens + " - 1)" : i64(c.hi);
 }
 
-std::string final_offset(const Cell& cell, bool source) {
-  return offset_name(source, static_cast<int>(cell.loops.size()) - 1);
-}
+std::string final_offset(const Cell& cell, bool source) { return offset_at(cell, source, static_cast<int>(cell.loops.size()) - 1); }
+
+std::string offset_at(const Cell&, bool source, int level) { return offset_name(source, level); }
 
 std::string extent(const Cell& cell, int mode, const Inputs& in) {
   const Mode& m = cell.modes[static_cast<std::size_t>(mode)];

@@ -25,6 +25,8 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
 
 // The element offset of a side once every loop is bound.
 std::string final_offset(const Cell& cell, bool source);
+// The element offset of a side as computed at loop `level` (-1: before the first loop).
+std::string offset_at(const Cell& cell, bool source, int level);
 // The source / target instance pointer variable.
 std::string pointer_name(bool source);
 // The value of coordinate `coord` with mode `without` taken as 0, and the largest value the coordinate may

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "certificate/matrix.hpp"
@@ -34,6 +35,47 @@ void check_control(const test::KernelLibrary& library, const std::string& good_n
   test::KernelRun bad = test::run_against_oracle(library.find(broken_name), S, T, tables, n, 1);
   CHECK(bad.code == 0);
   CHECK(bad.wrong_bytes > 0);
+}
+
+// A control's setup on the small cache: a shipped pair's proof and its CPU kernel emitted twice, under
+// `good_name` as it is and under `broken_name` for the test to break.
+struct ControlKernels {
+  spec::CacheShape cache;
+  std::shared_ptr<const spec::Layout> source, target;
+  std::string good_name, broken_name;
+  std::string good, broken;
+};
+
+ControlKernels control_kernels(const std::string& source, const std::string& target, const std::string& good_name,
+                               const std::string& broken_name) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  ControlKernels c{spec::load_cache(catalog.find_cache("small").string()), spec::load_layout(catalog.find_layout(source).string()),
+                   spec::load_layout(catalog.find_layout(target).string()), good_name, broken_name, {}, {}};
+  const prove::Proof p = prove::prove(c.source, c.target, c.cache);
+  emit::EmitOptions o;
+  o.name = good_name;
+  c.good = emit::emit_kernel(p, o);
+  o.name = broken_name;
+  c.broken = emit::emit_kernel(p, o);
+  return c;
+}
+
+// check_control for both kernels of `c` under every table choice, at the cache's num_tokens, in every
+// instruction-set variant where `every_variant`, else in the default one.
+void check_controls(const ControlKernels& c, bool every_variant) {
+  test::TempDir dir;
+  test::KernelLibrary library({c.good, c.broken}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(c.source, c.cache), T = enumerate::enumerate_layout(c.target, c.cache);
+  const std::vector<std::string> variants = every_variant ? test::isa_variants() : std::vector<std::string>{""};
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO(enumerate::table_choice_name(k) << " tables");
+    for (const std::string& variant : variants) {
+      INFO(variant << " variant");
+      std::optional<test::ScopedIsa> isa;
+      if (!variant.empty()) isa.emplace(variant);
+      check_control(library, c.good_name, c.broken_name, S, T, k, c.cache.params.at("num_tokens"));
+    }
+  }
 }
 
 }  // namespace
@@ -396,29 +438,31 @@ TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose
   // Control for the coalesced down axis of gathered source rows (head*dim of SGLang's token pool, read per
   // token into legacy V's token-fastest rows): the kernel as emitted moves every byte; the same kernel with
   // the axis cut to its first head's dims leaves the other heads unmoved, which the oracle must see.
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  auto source = spec::load_layout(catalog.find_layout("sglang-mha").string());
-  auto target = spec::load_layout(catalog.find_layout("vllm-paged-legacy").string());
-  prove::Proof p = prove::prove(source, target, cache);
-  const std::int64_t heads = cache.params.at("num_kv_heads"), dims = cache.params.at("head_size");
-  emit::EmitOptions o;
-  o.name = "coalesced";
-  const std::string code = emit::emit_kernel(p, o);
-  REQUIRE(code.find("head*dim (source-contiguous)") != std::string::npos);
-  emit::EmitOptions o_cut = o;
-  o_cut.name = "one_head";
-  std::string cut = emit::emit_kernel(p, o_cut);
+  ControlKernels c = control_kernels("sglang-mha", "vllm-paged-legacy", "coalesced", "one_head");
+  const std::int64_t heads = c.cache.params.at("num_kv_heads"), dims = c.cache.params.at("head_size");
+  REQUIRE(c.good.find("head*dim (source-contiguous)") != std::string::npos);
+  std::string& cut = c.broken;
   const std::string bound = "down0 < INT64_C(" + std::to_string(heads * dims) + ")";
   std::size_t replaced = 0;
   for (std::size_t k = cut.find(bound); k != std::string::npos; k = cut.find(bound, k + 1), ++replaced)
     cut.replace(k, bound.size(), "down0 < INT64_C(" + std::to_string(dims) + ")");
   REQUIRE(replaced == 2);  // the cell of both instruction-set variants
-  test::TempDir dir;
-  test::KernelLibrary library({code, cut}, dir.path().string());
-  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
-  for (std::size_t k = 0; k < 3; ++k) {
-    INFO(enumerate::table_choice_name(k) << " tables");
-    check_control(library, o.name, o_cut.name, S, T, k, cache.params.at("num_tokens"));
+  check_controls(c, false);
+}
+
+TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block num_tokens cuts is caught", "[emit][kernels]") {
+  // Control for the whole-block copies (LMCache's token rows into vLLM blocks: one copy per block of 16
+  // tokens when all of them are moved). With the check that the block's last token is moved removed, the
+  // small cache's last block (67 tokens: 3 of 16) is copied whole, over positions no token holds.
+  ControlKernels c = control_kernels("lmcache-2ltd", "vllm-flash-nhd", "whole_blocks", "past_num_tokens");
+  std::string& cut = c.broken;
+  const std::string marker = "// Every token of the block moved: one copy.";
+  std::size_t replaced = 0;
+  for (std::size_t k = cut.find(marker); k != std::string::npos; k = cut.find(marker, k + 1), ++replaced) {
+    const std::size_t condition = cut.find("if (", k);
+    REQUIRE(condition != std::string::npos);
+    cut.insert(condition + 4, "true || ");
   }
+  REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+  check_controls(c, true);
 }
