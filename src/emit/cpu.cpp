@@ -46,8 +46,7 @@ bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
   if (cell.loops.empty()) return false;
   // Its step in the source is its stride alone: not a table lookup's, not another tensor instance's.
   const int around = cell.loops.back();
-  for (const Atom& a : cell.source.atoms)
-    if (std::find(a.modes.begin(), a.modes.end(), around) != a.modes.end()) return false;
+  if (read_by_atoms(cell.source, around)) return false;
   const std::int64_t step = std::abs(cell.source.stride[static_cast<std::size_t>(around)]) * source_bytes;
   return step > 0 && step < 4096;
 }
@@ -574,12 +573,9 @@ std::int64_t whole_block_bytes(const Cell& cell, int source_bytes, int target_by
   const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
   const CellCoordinate& coord = cell.coords[static_cast<std::size_t>(mode.coord)];
   if (!coord.guarded || coord.inverse >= 0 || mode.top_of_token || mode.weight != 1 || coord.modes.empty() || coord.modes.back() != m) return 0;
-  for (const SideForm* f : {&cell.source, &cell.target}) {
-    if (f->stride[static_cast<std::size_t>(m)] != cell.run_elements) return 0;
-    if (f->instance_coord == mode.coord) return 0;
-    for (const Atom& a : f->atoms)
-      if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return 0;
-  }
+  if (selects_instance(cell, m)) return 0;
+  for (const SideForm* f : {&cell.source, &cell.target})
+    if (f->stride[static_cast<std::size_t>(m)] != cell.run_elements || read_by_atoms(*f, m)) return 0;
   const std::int64_t bytes = mode.extent * cell.run_elements * source_bytes;
   if (!target_runs_aligned(cell, target_bytes) || bytes % 16 != 0 || bytes > (std::int64_t{64} << 10)) return 0;
   return bytes;

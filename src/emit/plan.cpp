@@ -13,6 +13,19 @@
 
 namespace kvlayout::emit {
 
+bool selects_instance(const Cell& cell, int m) {
+  for (const SideForm* f : {&cell.source, &cell.target}) {
+    if (f->instance_coord < 0) continue;
+    const auto& im = cell.coords[static_cast<std::size_t>(f->instance_coord)].modes;
+    if (std::find(im.begin(), im.end(), m) != im.end()) return true;
+  }
+  return false;
+}
+
+bool read_by_atoms(const SideForm& f, int m) {
+  return std::any_of(f.atoms.begin(), f.atoms.end(), [&](const Atom& a) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); });
+}
+
 using expr::Op;
 
 namespace {
@@ -227,16 +240,8 @@ void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
   for (const Atom& a : cell.target.atoms)
     if (!line_multiple(a.coef)) return;
   auto free_of_lookups = [&](int m) {
-    if (cell.modes[static_cast<std::size_t>(m)].top_of_token) return false;
-    for (const SideForm* f : {&cell.source, &cell.target}) {
-      for (const Atom& a : f->atoms)
-        if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return false;
-      if (f->instance_coord >= 0) {
-        const auto& im = cell.coords[static_cast<std::size_t>(f->instance_coord)].modes;
-        if (std::find(im.begin(), im.end(), m) != im.end()) return false;
-      }
-    }
-    return true;
+    return !cell.modes[static_cast<std::size_t>(m)].top_of_token && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m) &&
+           !selects_instance(cell, m);
   };
   std::size_t from = cell.loops.size();
   while (from > 0 && free_of_lookups(cell.loops[from - 1])) --from;
@@ -412,22 +417,6 @@ void find_transpose_tile(Cell& cell, const std::vector<int>& candidates) {
       coalesce_tile_axes(cell, candidates);
     }
   }
-}
-
-// Whether mode m selects a tensor instance on either side.
-bool selects_instance(const Cell& cell, int m) {
-  for (const SideForm* f : {&cell.source, &cell.target}) {
-    if (f->instance_coord < 0) continue;
-    const auto& im = cell.coords[static_cast<std::size_t>(f->instance_coord)].modes;
-    if (std::find(im.begin(), im.end(), m) != im.end()) return true;
-  }
-  return false;
-}
-
-bool read_by_atoms(const SideForm& f, int m) {
-  for (const Atom& a : f.atoms)
-    if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return true;
-  return false;
 }
 
 // The coordinate whose bound the tile checks when m is a tile mode: m's coordinate when that coordinate is

@@ -95,6 +95,12 @@ struct Cell {
   bool tile_source_rows_gathered = false;
 };
 
+// Whether mode m feeds a table lookup (an atom) of side f.
+bool read_by_atoms(const SideForm& f, int m);
+
+// Whether mode m selects a tensor instance on either side.
+bool selects_instance(const Cell& cell, int m);
+
 // Whether `atom` reads a tile mode: it is then evaluated per tile row (gathered rows), not at a loop level.
 bool reads_tile_mode(const Cell& cell, const Atom& atom);
 
