@@ -7,8 +7,12 @@
 // thread count; the figures are the medians over repetitions and the ratio is kernel bandwidth over
 // memcpy bandwidth. Buffers start on pages; block tables are seeded random permutations.
 //
+// With --roofline, each pair of runs that is under 0.8x memcpy at some thread count is timed again,
+// interleaved with memcpy and with its own runs replayed by a bare copy loop (access_replay.hpp), to tell
+// a kernel's cost from its access pattern's.
+//
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
-//                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N]
+//                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
 #include <immintrin.h>
 #include <sys/mman.h>
 
@@ -24,11 +28,13 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "access_replay.hpp"
 #include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
@@ -51,6 +57,9 @@ struct Options {
   bool hugepages = false;
   bool isa_ab = false;          // --isa-ab: also time each kernel's baseline (SSE2) variant, interleaved
   bool headline_only = false;  // --headline-only: the six headline pairs alone
+  // --roofline: every pair of runs under 0.8x memcpy at some thread count is timed again against its own
+  // access pattern replayed (access_replay.hpp), interleaved with the kernel and memcpy.
+  bool roofline = false;
 };
 
 const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-flash-nhd", "lmcache-2ltd"},
@@ -80,6 +89,7 @@ class Arena {
     return data_ + at;
   }
   void reset() { used_ = 0; }
+  char* base() { return data_; }
 
  private:
   std::size_t bytes_, used_ = 0;
@@ -193,6 +203,19 @@ struct Timing {
   double baseline_ratio = 0;  // with --isa-ab: the baseline variant's bandwidth over memcpy's
 };
 
+// With --roofline: the kernel against its own runs replayed in target and in source order (one loop).
+struct ReplayTiming {
+  double kernel_gibs = 0, memcpy_gibs = 0, target_order_gibs = 0, source_order_gibs = 0;
+  double replay_ratio() const { return std::max(target_order_gibs, source_order_gibs) / memcpy_gibs; }
+  double kernel_of_replay() const { return kernel_gibs / std::max(target_order_gibs, source_order_gibs); }
+};
+
+struct Replayed {
+  std::size_t runs = 0;
+  double mean_run_bytes = 0;
+  std::map<int, ReplayTiming> timings;
+};
+
 bool is_headline(const std::string& s, const std::string& t) {
   for (const auto& h : kHeadline)
     if (s == h[0] && t == h[1]) return true;
@@ -291,8 +314,53 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
   return std::make_unique<native::KernelLibrary>(sources, o.workdir, c);
 }
 
+// One side's tensor instances, as the replay sees them.
+std::vector<bench::Region> regions(const layout::BoundLayout& b, const Side& side) {
+  std::vector<bench::Region> out;
+  std::size_t i = 0;
+  for (const auto& t : b.tensors)
+    for (std::int64_t k = 0; k < t.instances; ++k)
+      out.push_back({static_cast<char*>(side.bases[i++]), static_cast<std::size_t>(t.size * b.element_bytes())});
+  return out;
+}
+
+// Phase 3b (--roofline): the kernel's runs observed, then the kernel, memcpy and the runs replayed in
+// target and in source order, interleaved per repetition and thread count.
+// @pre the kernel moves elements unchanged (both sides' element bytes equal).
+Replayed measure_replay(const std::function<void(int)>& run_kernel, const layout::BoundLayout& sb, const layout::BoundLayout& tb, const Side& s,
+                        const Side& t, Arena& arena, char* from, char* to, std::size_t bytes, const Options& o) {
+  const std::size_t e = static_cast<std::size_t>(sb.element_bytes());
+  const std::vector<bench::Run> by_target = bench::observe_runs([&] { run_kernel(1); }, regions(sb, s), regions(tb, t), e, arena.base());
+  const std::vector<bench::Run> by_source = bench::in_source_order(by_target);
+  Replayed out;
+  out.runs = by_target.size();
+  out.mean_run_bytes = by_target.empty() ? 0 : static_cast<double>(bytes) / static_cast<double>(by_target.size());
+  std::map<int, std::vector<double>> kernel_s, memcpy_s, target_s, source_s;
+  for (int r = 0; r < o.repetitions; ++r)
+    for (int threads : o.threads) {
+      auto k = [&] { kernel_s[threads].push_back(seconds_of([&] { run_kernel(threads); })); };
+      auto m = [&] { memcpy_s[threads].push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); })); };
+      auto rt = [&] { target_s[threads].push_back(seconds_of([&] { bench::replay(by_target, arena.base(), e, threads); })); };
+      auto rs = [&] { source_s[threads].push_back(seconds_of([&] { bench::replay(by_source, arena.base(), e, threads); })); };
+      if (r % 2 == 0) k(), m(), rt(), rs();
+      else rs(), rt(), m(), k();
+    }
+  const double gib = static_cast<double>(bytes) / double(1 << 30);
+  for (int threads : o.threads)
+    out.timings[threads] = {gib / median(kernel_s[threads]), gib / median(memcpy_s[threads]), gib / median(target_s[threads]),
+                            gib / median(source_s[threads])};
+  return out;
+}
+
+struct Measured {
+  std::map<int, Timing> timings;
+  std::optional<Replayed> replayed;  // --roofline, runs under 0.8x at some thread count
+};
+
+bool is_runs(const std::string& kind) { return kind.rfind("runs", 0) == 0; }
+
 // Phase 3: one pair timed, interleaved with memcpy of the same bytes, for every thread count.
-std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, const Options& o) {
+Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, const Options& o) {
   const layout::BoundLayout sb = layout::bind(p.source_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   const layout::BoundLayout tb = layout::bind(p.target_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   arena.reset();
@@ -320,7 +388,7 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
       else b(), m(), k();
     }
   if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
-  std::map<int, Timing> out;
+  Measured out;
   const double gib = static_cast<double>(bytes) / double(1 << 30);
   for (int threads : o.threads) {
     Timing timing;
@@ -328,7 +396,12 @@ std::map<int, Timing> measure(const Pair& p, native::RelayoutKernel kernel, Aren
     timing.memcpy_gibs = gib / median(memcpy_s[threads]);
     timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
     if (o.isa_ab) timing.baseline_ratio = median(memcpy_s[threads]) / median(baseline_s[threads]);
-    out[threads] = timing;
+    out.timings[threads] = timing;
+  }
+  const bool under = std::any_of(out.timings.begin(), out.timings.end(), [](const auto& t) { return t.second.ratio < 0.8; });
+  if (o.roofline && is_runs(p.kind) && under && sb.element_bytes() == tb.element_bytes()) {
+    out.replayed = measure_replay(run_kernel, sb, tb, s, t, arena, from, to, bytes, o);
+    if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
   }
   return out;
 }
@@ -369,6 +442,66 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
   return out;
 }
 
+spec::Json replay_json(const Replayed& r) {
+  spec::Json out = {{"runs", r.runs}, {"mean_run_bytes", r.mean_run_bytes}};
+  for (const auto& [threads, t] : r.timings)
+    out["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs},
+                                               {"memcpy_gib_s", t.memcpy_gibs},
+                                               {"target_order_gib_s", t.target_order_gibs},
+                                               {"source_order_gib_s", t.source_order_gibs},
+                                               {"replay_ratio", t.replay_ratio()},
+                                               {"kernel_of_replay", t.kernel_of_replay()}};
+  return out;
+}
+
+// --roofline's verdict on the sweep pairs under 0.8x memcpy, per thread count: bound by where their bytes
+// lie (their own runs replayed are under 0.8x too, and the kernel is within 0.9x of that replay), or by
+// the kernel (listed), or not replayed (transposes and element-by-element moves: the note and
+// bench/README.md give their measured bounds).
+class RooflineTally {
+ public:
+  void add(const Pair& p, const Measured& m) {
+    for (const auto& [threads, t] : m.timings) {
+      if (t.ratio >= 0.8) continue;
+      Tally& tally = by_threads_[threads];
+      const ReplayTiming* r = m.replayed && m.replayed->timings.count(threads) ? &m.replayed->timings.at(threads) : nullptr;
+      if (r == nullptr) {
+        ++tally.not_replayed;
+        continue;
+      }
+      tally.kernel_of_replay.push_back(r->kernel_of_replay());
+      if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
+      else tally.kernel_bound.push_back(p.cache + " " + p.source + " -> " + p.target);
+    }
+  }
+  spec::Json report() const {
+    spec::Json out = spec::Json::object();
+    for (const auto& [threads, tally] : by_threads_) {
+      std::vector<double> v = tally.kernel_of_replay;
+      std::sort(v.begin(), v.end());
+      out[std::to_string(threads)] = {{"under_0_8", tally.pattern_bound + tally.kernel_bound.size() + tally.not_replayed},
+                                      {"pattern_bound", tally.pattern_bound},
+                                      {"kernel_bound", tally.kernel_bound},
+                                      {"not_replayed", tally.not_replayed},
+                                      {"kernel_of_replay_min", v.empty() ? 0.0 : v.front()},
+                                      {"kernel_of_replay_median", median(v)}};
+      std::printf("roofline %dT: %zu pairs under 0.8x replayed, kernel/replay min %.2f median %.2f; %zu bound by their own runs "
+                  "(replay under 0.8x, kernel within 0.9x of it), %zu by the kernel, %zu not replayed (transposes)\n",
+                  threads, v.size(), v.empty() ? 0.0 : v.front(), median(v), tally.pattern_bound, tally.kernel_bound.size(), tally.not_replayed);
+      for (const std::string& name : tally.kernel_bound) std::printf("    kernel-bound: %s\n", name.c_str());
+    }
+    return out;
+  }
+
+ private:
+  struct Tally {
+    std::size_t pattern_bound = 0, not_replayed = 0;
+    std::vector<std::string> kernel_bound;
+    std::vector<double> kernel_of_replay;
+  };
+  std::map<int, Tally> by_threads_;
+};
+
 std::vector<int> parse_threads(const std::string& list) {
   std::vector<int> out;
   std::size_t at = 0;
@@ -404,10 +537,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--source") o.replacement = next();
     else if (a == "--isa-ab") o.isa_ab = true;
     else if (a == "--headline-only") o.headline_only = true;
+    else if (a == "--roofline") o.roofline = true;
     else {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
                    "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
-                   "                            [--headline-only]\n";
+                   "                            [--headline-only] [--roofline]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -435,11 +569,12 @@ int main(int argc, char** argv) {
   spec::Json rows = spec::Json::array();
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
   std::map<std::string, std::map<int, std::vector<double>>> by_kind;
-  std::vector<std::map<int, Timing>> timed(pairs.size());
+  std::vector<Measured> timed(pairs.size());
+  RooflineTally roofline;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     timed[i] = p.same_as < 0 ? measure(p, library->find(p.kernel), arena, o) : timed[static_cast<std::size_t>(p.same_as)];
-    const auto& timings = timed[i];
+    const auto& timings = timed[i].timings;
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
                       {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
     if (p.same_as >= 0)
@@ -455,6 +590,15 @@ int main(int argc, char** argv) {
       if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
     }
     std::printf("%s%s\n", p.headline ? "  (headline)" : "", p.same_as >= 0 ? "  (same kernel as an earlier pair)" : "");
+    if (timed[i].replayed) {
+      const Replayed& r = *timed[i].replayed;
+      row["replay"] = replay_json(r);
+      std::printf("    replay: %zu runs of %.0f B on average;", r.runs, r.mean_run_bytes);
+      for (const auto& [threads, t] : r.timings)
+        std::printf("  %dT replay %.2fx of memcpy, kernel %.2fx of replay", threads, t.replay_ratio(), t.kernel_of_replay());
+      std::printf("\n");
+    }
+    if (!p.headline) roofline.add(p, timed[i]);
     std::fflush(stdout);
     rows.push_back(row);
     std::fprintf(stderr, "\rsweep: %zu / %zu pairs, %.0f s", i + 1, pairs.size(),
@@ -481,6 +625,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   summary["by_kind"] = kinds;
+  if (o.roofline) summary["roofline"] = roofline.report();
   if (!o.json.empty())
     std::ofstream(o.json) << spec::Json{{"mib", o.mib}, {"headline_mib", o.headline_mib}, {"repetitions", o.repetitions},
                                         {"hugepages", o.hugepages}, {"patterns", patterns}, {"pairs", rows}, {"summary", summary}}

@@ -1,0 +1,152 @@
+#include "access_replay.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace kvlayout::bench {
+
+namespace {
+
+constexpr std::uint32_t kUnwritten = 0xFFFFFFFFu;
+
+// The digit scheme of observe_runs: digits of `width` bytes in base 2^(8 width) - 1, `passes` of them.
+struct Digits {
+  std::size_t width = 0;  // bytes of the element the digit fills: min(e, 4)
+  std::uint64_t base = 0;
+  int passes = 0;
+  std::uint64_t capacity = 1;  // base^passes: tags must stay below it (and below kUnwritten)
+};
+
+Digits digits_for(std::size_t element_bytes) {
+  Digits d;
+  d.width = std::min<std::size_t>(element_bytes, 4);
+  d.base = (std::uint64_t{1} << (8 * d.width)) - 1;
+  d.passes = static_cast<int>((4 + d.width - 1) / d.width);
+  for (int p = 0; p < d.passes; ++p) d.capacity *= d.base;
+  d.capacity = std::min<std::uint64_t>(d.capacity, kUnwritten);
+  return d;
+}
+
+std::uint64_t element_index(const char* at, const char* arena, std::size_t element_bytes) {
+  return static_cast<std::uint64_t>(at - arena) / element_bytes;
+}
+
+// Pass p's digit of every source element's tag, little-endian in its first `width` bytes, zeros after.
+void tag_sources(const std::vector<Region>& source, const char* arena, std::size_t e, const Digits& d, int pass) {
+  std::uint64_t scale = 1;
+  for (int p = 0; p < pass; ++p) scale *= d.base;
+  for (const Region& r : source) {
+    const std::uint64_t first = element_index(r.base, arena, e);
+    const std::size_t count = r.bytes / e;
+    if (first + count > d.capacity) throw std::runtime_error("access replay: the arena is too large to tag its elements");
+    std::memset(r.base, 0, count * e);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto digit = static_cast<std::uint32_t>((first + i) / scale % d.base);
+      std::memcpy(r.base + i * e, &digit, d.width);  // little-endian: the low `width` bytes
+    }
+  }
+}
+
+// Adds pass p's digits read from the target to `tags` (one per target element, regions in order).
+void read_targets(const std::vector<Region>& target, std::size_t e, const Digits& d, int pass, std::vector<std::uint32_t>& tags) {
+  std::uint64_t scale = 1;
+  for (int p = 0; p < pass; ++p) scale *= d.base;
+  const std::uint32_t all_ones = static_cast<std::uint32_t>(d.base);
+  std::size_t j = 0;
+  for (const Region& r : target)
+    for (std::size_t i = 0; i < r.bytes / e; ++i, ++j) {
+      std::uint32_t digit = 0;
+      std::memcpy(&digit, r.base + i * e, d.width);
+      const bool written = digit != all_ones;
+      if (pass == 0) {
+        tags[j] = written ? digit : kUnwritten;
+        continue;
+      }
+      if (written != (tags[j] != kUnwritten)) throw std::runtime_error("access replay: a target element was written in one pass and not another");
+      if (written) tags[j] = static_cast<std::uint32_t>(tags[j] + digit * scale);
+    }
+}
+
+__attribute__((target("avx2"))) void stream_avx2(char* t, const char* f, std::size_t n) {
+  for (std::size_t k = 0; k < n; k += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(t + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + k)));
+}
+
+void stream_sse2(char* t, const char* f, std::size_t n) {
+  for (std::size_t k = 0; k < n; k += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(t + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + k)));
+}
+
+}  // namespace
+
+std::vector<Run> observe_runs(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target,
+                              std::size_t element_bytes, const char* arena) {
+  const Digits d = digits_for(element_bytes);
+  std::size_t target_elements = 0;
+  for (const Region& r : target) target_elements += r.bytes / element_bytes;
+  std::vector<std::uint32_t> tags(target_elements, kUnwritten);
+  for (int pass = 0; pass < d.passes; ++pass) {
+    tag_sources(source, arena, element_bytes, d, pass);
+    for (const Region& r : target) std::memset(r.base, 0xFF, r.bytes);
+    move();
+    read_targets(target, element_bytes, d, pass, tags);
+  }
+  std::vector<Run> runs;
+  std::size_t j = 0;
+  for (const Region& r : target) {
+    const auto first = static_cast<std::uint32_t>(element_index(r.base, arena, element_bytes));
+    for (std::size_t i = 0; i < r.bytes / element_bytes; ++i, ++j) {
+      if (tags[j] == kUnwritten) continue;
+      const auto to = static_cast<std::uint32_t>(first + i);
+      if (!runs.empty() && runs.back().from + runs.back().elements == tags[j] && runs.back().to + runs.back().elements == to)
+        ++runs.back().elements;
+      else
+        runs.push_back({tags[j], to, 1});
+    }
+  }
+  return runs;
+}
+
+std::vector<Run> in_source_order(std::vector<Run> runs) {
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.from < b.from; });
+  return runs;
+}
+
+void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads) {
+  std::vector<std::uint64_t> before(runs.size() + 1, 0);  // elements before each run
+  for (std::size_t i = 0; i < runs.size(); ++i) before[i + 1] = before[i] + runs[i].elements;
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  const std::size_t e = element_bytes;
+  auto part = [&](int p) {
+    auto first_at = [&](int q) {
+      const std::uint64_t share = before.back() * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(threads);
+      return static_cast<std::size_t>(std::lower_bound(before.begin(), before.end() - 1, share) - before.begin());
+    };
+    const std::size_t begin = first_at(p), end = p + 1 == threads ? runs.size() : first_at(p + 1);
+    for (std::size_t i = begin; i < end; ++i) {
+      if (i + 1 < end) {  // the next run's first 4 KiB (longer runs are sequential: the hardware follows them)
+        const char* next = arena + std::size_t{runs[i + 1].from} * e;
+        const std::size_t ahead = std::min<std::size_t>(std::size_t{runs[i + 1].elements} * e, 4096);
+        for (std::size_t k = 0; k < ahead; k += 64) __builtin_prefetch(next + k, 0, 3);
+      }
+      char* t = arena + std::size_t{runs[i].to} * e;
+      const char* f = arena + std::size_t{runs[i].from} * e;
+      const std::size_t n = std::size_t{runs[i].elements} * e;
+      const auto aligned = reinterpret_cast<std::uintptr_t>(t);
+      if (avx2 && aligned % 32 == 0 && n % 32 == 0) stream_avx2(t, f, n);
+      else if (aligned % 16 == 0 && n % 16 == 0) stream_sse2(t, f, n);
+      else std::memcpy(t, f, n);
+    }
+    _mm_sfence();
+  };
+  std::vector<std::thread> workers;
+  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
+  part(0);
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace kvlayout::bench

@@ -1,0 +1,47 @@
+#pragma once
+// A pair's own access pattern, replayed: the runs a kernel actually copies (observed by running it on
+// tagged bytes), copied again by a loop that does nothing else: no index arithmetic, no table reads, the
+// next run's source prefetched, streaming stores. The kernel cannot expect to beat the better of the two
+// orders a plain copy would take (the target's, writing sequentially; the source's, reading
+// sequentially), so kernel time over replay time says how much of a pair's distance from memcpy is the
+// kernel's and how much is where its bytes lie. Used by kvlayout_bench_sweep --roofline.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace kvlayout::bench {
+
+// Bytes [base, base + bytes) of one tensor instance, inside the arena.
+struct Region {
+  char* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+// One contiguous copy, in elements from the arena's base: 12 bytes, so the list the replay reads adds
+// about 1/20 of the bytes moved at 256-byte bf16 runs (and less for longer runs), which only lowers the
+// replay's bandwidth: the comparison stays on the kernel's side.
+struct Run {
+  std::uint32_t from = 0, to = 0, elements = 0;
+};
+
+// The runs `move` copies, in target order, coalesced wherever both sides continue.
+// Each source element is tagged with its index from `arena` in digits of base 2^(8e) - 1 (e = element
+// bytes, one digit per pass, ceil(4 / e) passes), every target byte is reset to 0xFF before each pass,
+// and `move` (the kernel, on one thread) runs once per pass: an all-ones target element was not
+// written, since no digit is all ones. Overwrites every source and target byte.
+// @pre every region lies in [arena, arena + 2^32 * element_bytes) and is element-aligned from arena;
+//      `move` copies elements unchanged (source and target element types equal).
+// @post the runs' source and target element ranges lie in the regions; throws std::runtime_error if a
+//       target element is written in some passes and not others (a move that is not a fixed function).
+std::vector<Run> observe_runs(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target,
+                              std::size_t element_bytes, const char* arena);
+
+// The same runs in source order. (Two runs that abut in both sides abut in target order too, so
+// observe_runs has already joined them: nothing more to coalesce.)
+std::vector<Run> in_source_order(std::vector<Run> runs);
+
+// Copies every run on `threads` threads, each taking a contiguous share of the list by bytes.
+void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads);
+
+}  // namespace kvlayout::bench
