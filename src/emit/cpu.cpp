@@ -7,6 +7,7 @@
 #include "emit/code_writer.hpp"
 #include "emit/conversion.hpp"
 #include "emit/header.hpp"
+#include "emit/sibling_cells.hpp"
 #include "emit/statements.hpp"
 #include "expr/c_print.hpp"
 
@@ -16,6 +17,30 @@ namespace {
 std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
 const Inputs kInputs{"S", "T", "st", "dt", "n"};
+
+// Where a run is read and written: the nest's own cell, or a member of its sibling group (sibling_cells.hpp),
+// whose offsets are the nest's plus constants and whose instance pointers may be others.
+struct RunAddress {
+  std::string source_pointer = pointer_name(true), target_pointer = pointer_name(false);
+  std::int64_t source_shift = 0, target_shift = 0;
+};
+
+// The address (as C) of element `offset` (an expression) of one side, shifted as `at` says.
+std::string address(const RunAddress& at, bool source, const std::string& offset, int element_bytes) {
+  const std::int64_t shift = source ? at.source_shift : at.target_shift;
+  const std::string element = shift == 0 ? offset : "(" + offset + " + " + i64(shift) + ")";
+  return (source ? at.source_pointer : at.target_pointer) + " + " + element + " * " + std::to_string(element_bytes);
+}
+
+// Group member k's address: its own pointer variable (pS1, pT1, ...) where its instances are others.
+RunAddress member_address(const Sibling& member, std::size_t k) {
+  RunAddress at;
+  if (member.source_instance_shift != 0) at.source_pointer += std::to_string(k);
+  if (member.target_instance_shift != 0) at.target_pointer += std::to_string(k);
+  at.source_shift = member.source_shift;
+  at.target_shift = member.target_shift;
+  return at;
+}
 
 // Whether every run of the cell starts 16-byte aligned in the target (given 16-byte aligned bases), so the
 // copy can use streaming stores: the target's steps between runs are all multiples of 16 bytes.
@@ -156,8 +181,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
 // for a converting move, one conversion per element.
-void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch) {
-  const std::string s = pointer_name(true) + " + " + final_offset(cell, true) + " * " + std::to_string(source_bytes);
+void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {}) {
+  const std::string s = address(at, true, final_offset(cell, true), source_bytes);
   // What this copy reads, one block ahead: the next block of a paged source is not where the hardware
   // prefetcher looks (measured: 0.75x -> 0.85x of memcpy for a random 32 KiB-block source).
   auto prefetch_span = [&](std::int64_t bytes) {
@@ -184,7 +209,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     w.line("for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + s + " + (" +
            next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");");
   };
-  const std::string d = pointer_name(false) + " + " + final_offset(cell, false) + " * " + std::to_string(target_bytes);
+  const std::string d = address(at, false, final_offset(cell, false), target_bytes);
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
     print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch);
     return;
@@ -581,34 +606,65 @@ std::int64_t whole_block_bytes(const Cell& cell, int source_bytes, int target_by
   return bytes;
 }
 
-// Before the innermost loop (see whole_block_bytes): the block in one copy when its last token is moved.
-// The offsets of the level around are the block's first run: the innermost level adds only its own stride.
-void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, std::int64_t bytes, bool prefetch) {
+// Before the innermost loop (see whole_block_bytes): the block in one copy (per group member) when its
+// last token is moved. The offsets of the level around are the block's first run: the innermost level adds
+// only its own stride.
+void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, std::int64_t bytes, bool prefetch,
+                       const std::vector<RunAddress>& members) {
   const int m = cell.loops.back(), around = static_cast<int>(cell.loops.size()) - 2;
   const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-  const std::string s = pointer_name(true) + " + " + offset_at(cell, true, around) + " * " + std::to_string(source_bytes);
-  const std::string d = pointer_name(false) + " + " + offset_at(cell, false, around) + " * " + std::to_string(target_bytes);
   w.line("// Every token of the block moved: one copy.");
   w.open("if (" + coordinate_base(cell, mode.coord, m) + " + " + i64(mode.extent - 1) + " <= " + coordinate_limit(cell, mode.coord, kInputs) + ")");
-  if (prefetch) w.line("kv_prefetch<" + std::to_string(bytes) + ">(" + s + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
-  w.line("if (stream) kv_stream_copy<" + std::to_string(bytes) + ">(" + d + ", " + s + ");");
-  w.line("else std::memcpy(" + d + ", " + s + ", " + std::to_string(bytes) + ");");
+  for (const RunAddress& at : members) {
+    const std::string s = address(at, true, offset_at(cell, true, around), source_bytes);
+    const std::string d = address(at, false, offset_at(cell, false, around), target_bytes);
+    if (prefetch) w.line("kv_prefetch<" + std::to_string(bytes) + ">(" + s + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+    w.line("if (stream) kv_stream_copy<" + std::to_string(bytes) + ">(" + d + ", " + s + ");");
+    w.line("else std::memcpy(" + d + ", " + s + ", " + std::to_string(bytes) + ");");
+  }
   w.line("continue;");
   w.close();
 }
 
-void print_cell(CodeWriter& w, const Cell& cell, std::size_t index, int source_bytes, int target_bytes, bool convert) {
-  w.open("static void cell" + std::to_string(index) +
+// The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
+// innermost level; named after that cell.
+void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert) {
+  const Cell& cell = plan.cells[static_cast<std::size_t>(group.front().cell)];
+  std::vector<RunAddress> members;
+  for (std::size_t k = 0; k < group.size(); ++k) members.push_back(member_address(group[k], k));
+  // Statements of a level: the nest's, then the other members' instance pointers.
+  auto statements = [&](int level, const std::string& skip) {
+    for (const auto& line : level_statements(cell, level, kInputs, skip)) w.line(line);
+    for (std::size_t k = 1; k < group.size(); ++k) {
+      if (group[k].source_instance_shift != 0)
+        for (const auto& line : shifted_pointer(cell, level, kInputs, true, group[k].source_instance_shift, members[k].source_pointer)) w.line(line);
+      if (group[k].target_instance_shift != 0)
+        for (const auto& line : shifted_pointer(cell, level, kInputs, false, group[k].target_instance_shift, members[k].target_pointer)) w.line(line);
+    }
+  };
+  auto copies = [&](bool prefetch) {
+    for (const RunAddress& at : members) {
+      if (convert && members.size() > 1) w.open("");  // a converting copy declares its own from / to
+      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at);
+      if (convert && members.size() > 1) w.close();
+    }
+  };
+  w.open("static void cell" + std::to_string(group.front().cell) +
          "(const void* const* S, void* const* T, const int32_t* const* st, const int32_t* const* dt, int64_t n, "
          "int64_t part, int64_t parts, bool stream)");
   w.line("(void)st; (void)dt; (void)n; (void)stream;");
+  if (group.size() > 1) {
+    std::string also;
+    for (std::size_t k = 1; k < group.size(); ++k) also += (k > 1 ? ", " : "") + std::to_string(group[k].cell);
+    w.line("// With cell" + std::string(group.size() > 2 ? "s " : " ") + also + ": the same nest, at other offsets.");
+  }
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered)
     w.line("std::vector<char*> kv_to_rows;  std::vector<const char*> kv_from_rows;  // a gathered tile's rows, reused per iteration");
-  for (const auto& line : level_statements(cell, -1, kInputs, "return;")) w.line(line);
+  statements(-1, "return;");
   const std::size_t loops = cell.loops.size();
   if (loops == 0) {
     w.line("if (part != 0) return;");
-    print_copy(w, cell, source_bytes, target_bytes, convert, false);
+    copies(false);
     w.close();
     return;
   }
@@ -632,7 +688,7 @@ void print_cell(CodeWriter& w, const Cell& cell, std::size_t index, int source_b
       w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, prefetch, kInputs, bound) + ";");
   };
   for (std::size_t l = 0; l < flat; ++l) {
-    for (const auto& line : level_statements(cell, static_cast<int>(l), kInputs, "continue;")) w.line(line);
+    statements(static_cast<int>(l), "continue;");
     displacement(l, "E" + std::to_string(l));
   }
   // Runs shorter than four lines leave the loop's own instructions, not memory, as the bound at one thread:
@@ -644,16 +700,16 @@ void print_cell(CodeWriter& w, const Cell& cell, std::size_t index, int source_b
   const std::int64_t whole_block = whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, prefetch);
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
-    if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0);
+    if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)
       w.raw("#if defined(__clang__)\n#pragma unroll " + std::to_string(innermost.extent) + "\n#else\n#pragma GCC unroll " +
             std::to_string(innermost.extent) + "\n#endif\n");
     w.open("for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; " + v + " < " + v +
            "_end; ++" + v + ")");
-    for (const auto& line : level_statements(cell, static_cast<int>(l), kInputs, "continue;")) w.line(line);
+    statements(static_cast<int>(l), "continue;");
     displacement(l, v + "_end");
   }
-  print_copy(w, cell, source_bytes, target_bytes, convert, prefetch >= 0);
+  copies(prefetch >= 0);
   for (std::size_t l = flat; l < loops; ++l) w.close();
   w.close();
   w.close();
@@ -840,13 +896,14 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   w.line(std::string("namespace kv_") + (avx2 ? "avx2" : "baseline") + " {").line();
   w.raw(kCopies);
   if (convert) w.raw(kConvertingTile);
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    print_cell(w, plan.cells[i], i, sb, tb, convert);
+  const std::vector<std::vector<Sibling>> groups = sibling_groups(plan, sb, tb);
+  for (const auto& group : groups) {
+    print_cell(w, plan, group, sb, tb, convert);
     w.line();
   }
   w.open("static void run_part(const void* const* S, void* const* T, const int32_t* const* st, const int32_t* const* dt, "
          "int64_t n, int64_t part, int64_t parts, bool stream)");
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) w.line("cell" + std::to_string(i) + "(S, T, st, dt, n, part, parts, stream);");
+  for (const auto& group : groups) w.line("cell" + std::to_string(group.front().cell) + "(S, T, st, dt, n, part, parts, stream);");
   w.line("(void)S; (void)T; (void)st; (void)dt; (void)n; (void)part; (void)parts;");
   w.line("#if defined(__SSE2__)");
   w.line("if (stream) _mm_sfence();  // streaming stores are visible once this thread's part returns");

@@ -68,6 +68,17 @@ std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs&
 
 std::string pointer_name(bool source) { return source ? "pS" : "pT"; }
 
+std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inputs& in, bool source, std::int64_t shift, const std::string& name) {
+  const SideForm& f = source ? cell.source : cell.target;
+  const int at = f.instance_coord >= 0 ? level_of(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)].modes) : -1;
+  if (at != level) return {};
+  // instance = coord - instance_coord_first (per_range FIRST), at src[] / dst[] index instance_first + instance.
+  std::string index = i64(f.instance_first + shift - f.instance_coord_first);
+  if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
+  return {std::string(source ? "const char* const " : "char* const ") + name + " = static_cast<" + (source ? "const char*" : "char*") + ">(" +
+          (source ? in.src : in.dst) + "[" + index + "]);"};
+}
+
 std::string next_displacement_name() { return "source_next"; }
 
 int prefetch_level(const Cell& cell) {
@@ -143,17 +154,8 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
     out.push_back("if (" + slot_absent(cell, static_cast<int>(&c - &cell.coords[0]), in) + ") " + skip);
   }
   // Instance pointers, once the coordinate selecting the instance is known.
-  for (bool source : {true, false}) {
-    const SideForm& f = source ? cell.source : cell.target;
-    const std::string& ptrs = source ? in.src : in.dst;
-    int at = f.instance_coord >= 0 ? level_of(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)].modes) : -1;
-    if (at != level) continue;
-    // instance = coord - instance_coord_first (per_range FIRST), at src[] / dst[] index instance_first + instance.
-    std::string index = i64(f.instance_first - f.instance_coord_first);
-    if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
-    out.push_back(std::string(source ? "const char* const " : "char* const ") + pointer_name(source) + " = static_cast<" +
-                  (source ? "const char*" : "char*") + ">(" + ptrs + "[" + index + "]);");
-  }
+  for (bool source : {true, false})
+    for (const auto& line : shifted_pointer(cell, level, in, source, 0, pointer_name(source))) out.push_back(line);
   // Table lookups and other non-affine terms, then the running offsets.
   for (bool source : {true, false}) {
     const SideForm& f = source ? cell.source : cell.target;

@@ -29,6 +29,10 @@ std::string final_offset(const Cell& cell, bool source);
 std::string offset_at(const Cell& cell, bool source, int level);
 // The source / target instance pointer variable.
 std::string pointer_name(bool source);
+// The statement defining a side's instance pointer, named `name`, with the instance index moved by
+// `shift` (a member of a sibling group: sibling_cells.hpp), at the level where the coordinate selecting
+// the instance is bound (-1: before the first loop); nothing at other levels.
+std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inputs& in, bool source, std::int64_t shift, const std::string& name);
 // The value of coordinate `coord` with mode `without` taken as 0, and the largest value the coordinate may
 // take in this cell (the token's: num_tokens - 1), for checking a tile against the bound.
 std::string coordinate_base(const Cell& cell, int coord, int without);

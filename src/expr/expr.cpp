@@ -46,4 +46,12 @@ const char* spelling(Op op) {
   }
 }
 
+bool same(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->op != b->op || a->value != b->value || a->name != b->name || a->args.size() != b->args.size()) return false;
+  for (std::size_t i = 0; i < a->args.size(); ++i)
+    if (!same(a->args[i], b->args[i])) return false;
+  return true;
+}
+
 }  // namespace kvlayout::expr

@@ -37,6 +37,9 @@ Expr lookup(int table, std::string name, Expr entry);
 Expr make(Op op, std::vector<Expr> args);
 
 // True for operators whose result is a truth value (comparisons, &&, ||, !, is_pow2).
+// Structural equality: the same tree of operators, values, names and arguments.
+bool same(const Expr& a, const Expr& b);
+
 bool is_boolean(Op op);
 // The spelling of an operator or function as written in the language ("+", "ceil_div", ...).
 const char* spelling(Op op);

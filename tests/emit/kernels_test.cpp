@@ -468,3 +468,25 @@ TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block
   // the source (at 67 it would read past the source's end, which the sanitizer run reports).
   check_controls(c, true, 40);
 }
+
+TEST_CASE("the kernel tests see a sibling group's offsets: a nest that copies V from K's place or into K's tensor is caught", "[emit][kernels]") {
+  // Control for sibling groups (emit/sibling_cells.hpp): vLLM 0.33's packed pages hold a head's K then its
+  // V, so K and V into SGLang's per-layer buffers are one loop nest copying two runs, V's at the source
+  // offset + head_size and into the V buffers (instance + num_layers). Each broken kernel drops one of
+  // those two constants, which the oracle must see.
+  for (const std::string& broken : {"source_shift", "instance_shift"}) {
+    INFO(broken << " dropped");
+    ControlKernels c = control_kernels("vllm033-lbnhc", "sglang-mha", "siblings", broken);
+    REQUIRE(c.good.find("// With cell 1: the same nest, at other offsets.") != std::string::npos);
+    const std::int64_t head_size = c.cache.params.at("head_size"), layers = c.cache.params.at("num_layers");
+    const std::string pointer = "pT1 = static_cast<char*>(T[INT64_C(";
+    const std::string from = broken == "source_shift" ? " + INT64_C(" + std::to_string(head_size) + ")) * 2" : pointer + std::to_string(layers) + ")";
+    const std::string to = broken == "source_shift" ? " + INT64_C(0)) * 2" : pointer + "0)";
+    std::size_t replaced = 0;
+    for (std::size_t k = c.broken.find(from); k != std::string::npos; k = c.broken.find(from, k + to.size()), ++replaced)
+      c.broken.replace(k, from.size(), to);
+    // V's source offset in its prefetch and copies, or its target pointer, in both instruction-set variants.
+    REQUIRE(replaced >= (broken == "source_shift" ? 4u : 2u));
+    check_controls(c, true, c.cache.params.at("num_tokens"));
+  }
+}

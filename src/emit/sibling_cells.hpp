@@ -1,0 +1,43 @@
+#pragma once
+// Cells that one loop nest moves together. A source that interleaves K and V per head (vLLM 0.33's
+// packed pages: C holds a head's K then its V) gives a cell for K and a cell for V whose loop nests are
+// the same but for constants (where each side's data starts, which tensor instance it is in). Printed
+// apart, each nest reads every other 256 bytes of the same pages, and the pages twice; printed as one nest
+// that copies both runs per iteration, the source is read once, in order (measured on vllm033-lbnhc ->
+// sglang-mha, one thread, in one process: 3.1 -> 6.7 GiB/s). Only the CPU printer groups cells; the plan keeps them apart
+// (the checkers and the CUDA printer read cells one by one).
+#include <cstdint>
+#include <vector>
+
+#include "emit/plan.hpp"
+
+namespace kvlayout::emit {
+
+// A group member, placed against the group's first member (whose nest is printed).
+struct Sibling {
+  int cell = 0;                          // index in Plan::cells
+  std::int64_t source_shift = 0;         // element offset added to the first member's, per side
+  std::int64_t target_shift = 0;
+  std::int64_t source_instance_shift = 0;  // index added to the first member's instance pointer, per side
+  std::int64_t target_instance_shift = 0;
+};
+
+// Whether b moves in a's loop nest: neither is a tile or walks an inverted table; both have the same modes,
+// loops, run and source order; each side has the same strides, table lookups and instance coordinate in
+// both; their coordinate ranges are equal, or of equal length on a coordinate that is not bound-checked,
+// selects no instance and feeds no lookup (so the difference is a constant offset on each side).
+bool same_nest(const Cell& a, const Cell& b);
+
+// The cells partitioned into groups of same_nest cells, each ordered by where it reads (its source
+// constant, then its index), shifts taken against its first member; groups in the order of their
+// lowest cell index. Cells join a group only where their runs interleave with its lowest cell's on one
+// side: the same tensor instance, constants less than a 4 KiB page apart (K and V of one head in one
+// page). Cells in tensors of their own stay apart: one nest then keeps two read and two write streams
+// going at once, which measured slower than two passes (hf-dynamic -> sglang-mha, one thread: 6.2-6.5
+// GiB/s apart, 2.5-2.9 as one nest; sglang-mha -> vllm033-lbnhc, whose target interleaves K and V:
+// 2.6-3.0 apart, 3.7-4.2 as one). A member whose target shift is not a multiple of 16 bytes stays
+// alone, so every member's runs are as aligned as the first's (streaming stores are chosen once per nest).
+// @post every cell index appears in exactly one group; a group's first member has all shifts 0.
+std::vector<std::vector<Sibling>> sibling_groups(const Plan& plan, int source_bytes, int target_bytes);
+
+}  // namespace kvlayout::emit
