@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 namespace kvlayout::bench {
 
@@ -35,7 +36,22 @@ std::uint64_t element_index(const char* at, const char* arena, std::size_t eleme
   return static_cast<std::uint64_t>(at - arena) / element_bytes;
 }
 
+// A digit in the first W bytes of an element (little-endian), W a compile-time width: a copy of a
+// run-time width per element made tagging 256 MiB take seconds.
+template <std::size_t W>
+void put_digit(char* at, std::uint32_t digit) {
+  std::memcpy(at, &digit, W);
+}
+template <std::size_t W>
+std::uint32_t get_digit(const char* at) {
+  std::uint32_t digit = 0;
+  std::memcpy(&digit, at, W);
+  return digit;
+}
+
 // Pass p's digit of every source element's tag, little-endian in its first `width` bytes, zeros after.
+// The digit is counted up element by element (no division per element).
+template <std::size_t W>
 void tag_sources(const std::vector<Region>& source, const char* arena, std::size_t e, const Digits& d, int pass) {
   std::uint64_t scale = 1;
   for (int p = 0; p < pass; ++p) scale *= d.base;
@@ -43,24 +59,29 @@ void tag_sources(const std::vector<Region>& source, const char* arena, std::size
     const std::uint64_t first = element_index(r.base, arena, e);
     const std::size_t count = r.bytes / e;
     if (first + count > d.capacity) throw std::runtime_error("access replay: the arena is too large to tag its elements");
-    std::memset(r.base, 0, count * e);
+    if (e > W) std::memset(r.base, 0, count * e);
+    auto digit = static_cast<std::uint32_t>(first / scale % d.base);
+    std::uint64_t left = scale - first % scale;  // elements until the digit steps
     for (std::size_t i = 0; i < count; ++i) {
-      const auto digit = static_cast<std::uint32_t>((first + i) / scale % d.base);
-      std::memcpy(r.base + i * e, &digit, d.width);  // little-endian: the low `width` bytes
+      put_digit<W>(r.base + i * e, digit);
+      if (--left == 0) {
+        left = scale;
+        digit = digit + 1 == d.base ? 0 : digit + 1;
+      }
     }
   }
 }
 
 // Adds pass p's digits read from the target to `tags` (one per target element, regions in order).
+template <std::size_t W>
 void read_targets(const std::vector<Region>& target, std::size_t e, const Digits& d, int pass, std::vector<std::uint32_t>& tags) {
   std::uint64_t scale = 1;
   for (int p = 0; p < pass; ++p) scale *= d.base;
-  const std::uint32_t all_ones = static_cast<std::uint32_t>(d.base);
+  const auto all_ones = static_cast<std::uint32_t>(d.base);
   std::size_t j = 0;
   for (const Region& r : target)
     for (std::size_t i = 0; i < r.bytes / e; ++i, ++j) {
-      std::uint32_t digit = 0;
-      std::memcpy(&digit, r.base + i * e, d.width);
+      const std::uint32_t digit = get_digit<W>(r.base + i * e);
       const bool written = digit != all_ones;
       if (pass == 0) {
         tags[j] = written ? digit : kUnwritten;
@@ -69,6 +90,24 @@ void read_targets(const std::vector<Region>& target, std::size_t e, const Digits
       if (written != (tags[j] != kUnwritten)) throw std::runtime_error("access replay: a target element was written in one pass and not another");
       if (written) tags[j] = static_cast<std::uint32_t>(tags[j] + digit * scale);
     }
+}
+
+// One pass at the digit width of the element size.
+void tag_and_read(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target, std::size_t e,
+                  const char* arena, const Digits& d, int pass, std::vector<std::uint32_t>& tags) {
+  auto run = [&](auto width) {
+    constexpr std::size_t W = decltype(width)::value;
+    tag_sources<W>(source, arena, e, d, pass);
+    for (const Region& r : target) std::memset(r.base, 0xFF, r.bytes);
+    move();
+    read_targets<W>(target, e, d, pass, tags);
+  };
+  switch (d.width) {
+    case 1: return run(std::integral_constant<std::size_t, 1>{});
+    case 2: return run(std::integral_constant<std::size_t, 2>{});
+    case 3: return run(std::integral_constant<std::size_t, 3>{});
+    default: return run(std::integral_constant<std::size_t, 4>{});
+  }
 }
 
 __attribute__((target("avx2"))) void stream_avx2(char* t, const char* f, std::size_t n) {
@@ -89,12 +128,7 @@ std::vector<Run> observe_runs(const std::function<void()>& move, const std::vect
   std::size_t target_elements = 0;
   for (const Region& r : target) target_elements += r.bytes / element_bytes;
   std::vector<std::uint32_t> tags(target_elements, kUnwritten);
-  for (int pass = 0; pass < d.passes; ++pass) {
-    tag_sources(source, arena, element_bytes, d, pass);
-    for (const Region& r : target) std::memset(r.base, 0xFF, r.bytes);
-    move();
-    read_targets(target, element_bytes, d, pass, tags);
-  }
+  for (int pass = 0; pass < d.passes; ++pass) tag_and_read(move, source, target, element_bytes, arena, d, pass, tags);
   std::vector<Run> runs;
   std::size_t j = 0;
   for (const Region& r : target) {
