@@ -30,11 +30,7 @@ bool same_side(const SideForm& a, const SideForm& b) {
 }
 
 bool feeds_lookup(const Cell& cell, const CellCoordinate& c) {
-  for (const SideForm* f : {&cell.source, &cell.target})
-    for (const Atom& a : f->atoms)
-      for (int m : c.modes)
-        if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) return true;
-  return false;
+  return std::any_of(c.modes.begin(), c.modes.end(), [&](int m) { return read_by_atoms(cell.source, m) || read_by_atoms(cell.target, m); });
 }
 
 bool plain_runs(const Cell& c) {
