@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "expr/evaluate.hpp"
+#include "expr/expr.hpp"
 #include "expr/parse.hpp"
 #include "expr/print.hpp"
 #include "expr/type.hpp"
@@ -19,13 +20,6 @@
 namespace {
 
 using namespace kvlayout;
-
-bool same(const expr::Expr& a, const expr::Expr& b) {
-  if (a->op != b->op || a->value != b->value || a->name != b->name || a->args.size() != b->args.size()) return false;
-  for (std::size_t i = 0; i < a->args.size(); ++i)
-    if (!same(a->args[i], b->args[i])) return false;
-  return true;
-}
 
 // Longer than parse() accepts: a printed form may add spaces and parentheses to an input at the limit.
 constexpr std::size_t kMaxPrinted = 4096;
@@ -51,7 +45,7 @@ void check(std::string_view text) {
     } catch (const expr::ParseError& p) {
       kvlayout::fuzz::fail("print", "`" + printed + "` does not parse back: " + p.what());
     }
-    if (!same(e, again)) kvlayout::fuzz::fail("print", "`" + printed + "` parses back to a different tree");
+    if (!expr::same(e, again)) kvlayout::fuzz::fail("print", "`" + printed + "` parses back to a different tree");
   }
 
   // Every name a small value derived from its spelling, every table entry i -> 3 * i + 1, then evaluate at
