@@ -536,8 +536,11 @@ bool reads_token_table(const expr::Expr& e, int token, int table) {
 // cell (the slot then ranges over the table's whole range) and no instance may be chosen by the token.
 // @post the returned cell's token coordinate is the slot, with CellCoordinate::inverse set; plan.inverses
 // holds its table once.
+// With `source_only`, only a source table is inverted, and the inverted cell must keep runs of `least_run`
+// elements (phase 6b).
 std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs,
-                                std::pair<int, int> vt, const layout::Cell& box, Plan& plan) {
+                                std::pair<int, int> vt, const layout::Cell& box, Plan& plan, bool source_only = false,
+                                std::int64_t least_run = 1) {
   const int token = plan.token_coord;
   if (token < 0 || box.ranges[static_cast<std::size_t>(token)].lo != 0 ||
       box.ranges[static_cast<std::size_t>(token)].hi + 1 != plan.capacity)
@@ -548,6 +551,7 @@ std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::Boun
   const auto& sv = st.views[static_cast<std::size_t>(vs.second)];
   const auto& tv = tt.views[static_cast<std::size_t>(vt.second)];
   for (bool on_source : {true, false}) {
+    if (source_only && !on_source) continue;
     const layout::BoundLayout& X = on_source ? S : T;
     const layout::BoundView& xv = on_source ? sv : tv;
     for (std::size_t k = 0; k < X.tables.size(); ++k) {
@@ -571,7 +575,7 @@ std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::Boun
       std::vector<std::string> names = S.coord_names;
       names[static_cast<std::size_t>(token)] = "slot";
       Cell cell = make_cell(S, T, vs, vt, sv2, tv2, names, slots, -1);
-      if (element_by_element(cell)) continue;
+      if (element_by_element(cell) || cell.run_elements < least_run) continue;
       cell.coords[static_cast<std::size_t>(token)].inverse = inverse.source_index;
       if (known == plan.inverses.end()) plan.inverses.push_back(inverse);
       return cell;
@@ -605,8 +609,16 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const
     const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
     const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
     Cell cell = make_cell(S, T, vs, vt, sv, tv, S.coord_names, box, plan.token_coord);
-    if (options.invert_tables && element_by_element(cell))
+    if (options.invert_tables && element_by_element(cell)) {
       if (std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, plan)) cell = std::move(*inverted);
+    } else if (options.invert_tables && cell.tile_target_contiguous < 0) {
+      // Phase 6b: runs whose source rows a per-token table places (SGLang's token pool, llama.cpp's cells)
+      // are walked over that table's slots, so the source is read in its own order and the target written
+      // in the table's: streamed whole-line writes in any order cost less than reads in any order
+      // (measured with kvlayout_bench_sweep --roofline: sglang0523-mha -> sglang-mha's runs replayed in
+      // source order 7.5 GiB/s, in target order 4.7, at one thread).
+      if (std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, plan, true, cell.run_elements)) cell = std::move(*inverted);
+    }
     plan.cells.push_back(std::move(cell));
   }
   std::set<std::string> seen;

@@ -6,7 +6,8 @@
 // their modes are bound. The innermost loop is the longest run of modes contiguous in both layouts,
 // copied as one block (CuTe's max_common_vector, for two layouts with indirections); the other loops
 // follow the destination's physical order, except inside a block whose runs are whole target lines, which
-// is read in the source's order.
+// is read in the source's order, and (CPU plan) where a per-token table places the source's runs: the
+// cell then walks that table's slots, in the source's order (see InverseTable).
 #include <cstdint>
 #include <stdexcept>
 #include <string>

@@ -34,8 +34,7 @@ bool feeds_lookup(const Cell& cell, const CellCoordinate& c) {
 }
 
 bool plain_runs(const Cell& c) {
-  return c.tile_target_contiguous < 0 && !c.tile_target_rows_gathered && !c.tile_source_rows_gathered &&
-         std::none_of(c.coords.begin(), c.coords.end(), [](const CellCoordinate& x) { return x.inverse >= 0; });
+  return c.tile_target_contiguous < 0 && !c.tile_target_rows_gathered && !c.tile_source_rows_gathered;
 }
 
 }  // namespace

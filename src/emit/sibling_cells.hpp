@@ -22,7 +22,7 @@ struct Sibling {
   std::int64_t target_instance_shift = 0;
 };
 
-// Whether b moves in a's loop nest: neither is a tile or walks an inverted table; both have the same modes,
+// Whether b moves in a's loop nest: neither is a tile; both have the same modes (the same inverted table, if any),
 // loops, run and source order; each side has the same strides, table lookups and instance coordinate in
 // both; their coordinate ranges are equal, or of equal length on a coordinate that is not bound-checked,
 // selects no instance and feeds no lookup (so the difference is a constant offset on each side).

@@ -136,8 +136,12 @@ TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slot
     CHECK(inverse.source_index == 1);  // after each side's one table
     CHECK(inverse.target_index == 1);
     const auto& k = p.plan.cells[0];
-    CHECK(k.run_elements == 1024);  // K keeps its per-token runs: nothing inverted there
-    for (const auto& cc : k.coords) CHECK(cc.inverse < 0);
+    CHECK(k.run_elements == 1024);  // K keeps its per-token runs
+    // ... read in the source's order where the cells table places them (phase 6b), else by token.
+    const auto& k_token = k.coords[static_cast<std::size_t>(p.plan.token_coord)];
+    CHECK(k_token.inverse == (inverted_side_is_source ? inverse.source_index : -1));
+    for (const auto& cc : k.coords)
+      if (&cc != &k_token) CHECK(cc.inverse < 0);
     const auto& v = p.plan.cells[1];
     const auto& slot = v.coords[static_cast<std::size_t>(p.plan.token_coord)];
     CHECK(slot.name == "slot");
@@ -238,4 +242,24 @@ TEST_CASE("a tile prefetches the source rows it reads, not the span between them
   CHECK(prefetches > 0);
   CHECK(largest <= 2048);  // K's lines and V's 256-byte rows
   CHECK_THAT(code, Catch::Contains("for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
+}
+
+TEST_CASE("runs read through a per-token slot table walk that table's slots, so the source is read in its own order", "[emit][plan]") {
+  // SGLang's token pool: each token's heads x dims lie at its slot. Walked by token, every run is a read
+  // at a random slot; walked over the inverted table's slots, the reads are sequential and the writes
+  // (whole streamed lines) land where the token's place says. Only the CPU plan inverts.
+  auto cpu = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+  auto plain = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b");
+  REQUIRE(cpu.plan.cells.size() == plain.plan.cells.size());
+  REQUIRE(cpu.plan.inverses.size() == 1);
+  CHECK(cpu.plan.inverses[0].on_source);
+  for (std::size_t i = 0; i < cpu.plan.cells.size(); ++i) {
+    const auto& c = cpu.plan.cells[i];
+    CHECK(c.run_elements == plain.plan.cells[i].run_elements);  // the run is kept
+    CHECK(std::any_of(c.coords.begin(), c.coords.end(), [](const emit::CellCoordinate& x) { return x.inverse >= 0 && x.name == "slot"; }));
+    CHECK(std::none_of(plain.plan.cells[i].coords.begin(), plain.plan.cells[i].coords.end(), [](const emit::CellCoordinate& x) { return x.inverse >= 0; }));
+  }
+  // A source placed by a block table (vLLM's pages) is not inverted: its table is read with token / 16.
+  auto paged = plan_for("vllm-flash-nhd", "sglang-mha", "llama-3.1-8b", kCpuPlan);
+  CHECK(paged.plan.inverses.empty());
 }

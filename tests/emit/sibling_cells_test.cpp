@@ -133,4 +133,26 @@ TEST_CASE("K and V join one nest only where they share pages on one side", "[emi
   REQUIRE(groups.size() == 1);
   CHECK(groups[0][1].target_shift == 128);
   CHECK(groups[0][1].source_instance_shift == 32);
+  // Both walk SGLang's token-pool slots (the source read in its own order, plan phase 6b): one inverse, one
+  // nest over it, both runs per slot.
+  REQUIRE(into_packed.inverses.size() == 1);
+  for (const auto& c : into_packed.cells) {
+    const int slot = coordinate(c, "slot");
+    REQUIRE(slot >= 0);
+    CHECK(c.coords[static_cast<std::size_t>(slot)].inverse == into_packed.inverses[0].source_index);
+  }
+}
+
+TEST_CASE("cells over different inverted tables, or one inverted and one not, stay apart", "[emit][plan]") {
+  const emit::Plan plan = plan_for("sglang-mha", "vllm033-lbnhc", "llama-3.1-8b");
+  REQUIRE(plan.cells.size() == 2);
+  const emit::Cell &a = plan.cells[0], &b = plan.cells[1];
+  REQUIRE(emit::same_nest(a, b));
+  const int slot = coordinate(b, "slot");
+  REQUIRE(slot >= 0);
+  emit::Cell c = b;
+  SECTION("another inverse") { c.coords[static_cast<std::size_t>(slot)].inverse += 1; }
+  SECTION("no inverse") { c.coords[static_cast<std::size_t>(slot)].inverse = -1; }
+  CHECK_FALSE(emit::same_nest(a, c));
+  CHECK_FALSE(emit::same_nest(c, a));
 }
