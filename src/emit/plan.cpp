@@ -209,62 +209,6 @@ std::string digit_name(const std::string& coord, std::int64_t weight, std::int64
   return coord + "_div" + std::to_string(weight) + "_mod" + std::to_string(next / weight);
 }
 
-// The largest box, in bytes, whose loops are reordered by the source: a few paged blocks. Measured on 32 KiB
-// blocks only; larger boxes keep the destination's order until a measurement says otherwise.
-constexpr std::int64_t kSourceOrderedTileBytes = std::int64_t{256} << 10;
-
-// The bytes from the first to the last element that `modes` (with the run) reach on side f.
-std::int64_t span_bytes(const Cell& cell, const SideForm& f, const std::vector<int>& modes, std::int64_t element_bytes) {
-  std::int64_t elements = cell.run_elements;
-  for (int m : modes)
-    elements += (cell.modes[static_cast<std::size_t>(m)].extent - 1) * std::abs(f.stride[static_cast<std::size_t>(m)]);
-  return elements * element_bytes;
-}
-
-// Inside a block, read in the source's order when every run is whole 64-byte lines of the target. Then
-// streaming stores complete each target line whatever order the runs come in, so the order can serve the
-// reads instead: sequential reads are what the hardware prefetcher follows. The reordered loops are the
-// innermost ones that feed no table lookup and no instance choice and that, with the run, are one
-// contiguous span of the source and span at most kSourceOrderedTileBytes in both layouts: the same bytes
-// are read and written, in another order, within a window of a few blocks. Measured on
-// vllm-flash-nhd -> vllm-flash-hnd (32 KiB blocks, 256-byte runs, random tables, one thread, 64-byte
-// aligned tensors): 0.58x of memcpy in the destination's order, 0.82x in the source's.
-void order_tile_by_source(Cell& cell, std::int64_t element_bytes) {
-  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2) return;
-  auto line_multiple = [&](std::int64_t elements) { return (elements * element_bytes) % 64 == 0; };
-  if (!line_multiple(cell.run_elements) || !line_multiple(cell.target.constant)) return;
-  for (std::size_t m = 0; m < cell.modes.size(); ++m)
-    if (!line_multiple(cell.target.stride[m]) &&
-        std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) == cell.run.end())
-      return;
-  for (const Atom& a : cell.target.atoms)
-    if (!line_multiple(a.coef)) return;
-  auto free_of_lookups = [&](int m) {
-    return !cell.modes[static_cast<std::size_t>(m)].top_of_token && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m) &&
-           !selects_instance(cell, m);
-  };
-  std::size_t from = cell.loops.size();
-  while (from > 0 && free_of_lookups(cell.loops[from - 1])) --from;
-  for (; from + 2 <= cell.loops.size(); ++from) {
-    std::vector<int> box(cell.loops.begin() + static_cast<std::ptrdiff_t>(from), cell.loops.end());
-    std::int64_t box_bytes = cell.run_elements * element_bytes;
-    for (int m : box) box_bytes *= cell.modes[static_cast<std::size_t>(m)].extent;
-    // Contiguous in the source (its span is its size), so that reading it in order is one sequential
-    // stream; a source box with gaps (trtllm-pool's half blocks) measured slower read this way.
-    if (span_bytes(cell, cell.source, box, element_bytes) != box_bytes || box_bytes > kSourceOrderedTileBytes ||
-        span_bytes(cell, cell.target, box, element_bytes) > kSourceOrderedTileBytes)
-      continue;
-    std::vector<int> by_source = box;
-    std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) {
-      return std::abs(cell.source.stride[static_cast<std::size_t>(a)]) > std::abs(cell.source.stride[static_cast<std::size_t>(b)]);
-    });
-    if (by_source == box) return;  // the orders agree: nothing to change
-    std::copy(by_source.begin(), by_source.end(), cell.loops.begin() + static_cast<std::ptrdiff_t>(from));
-    cell.source_order_from = static_cast<int>(from);
-    return;
-  }
-}
-
 // Phase 1: every coordinate split into mixed-radix digits wherever either side divides it (one mode per
 // digit, least significant first). @post the modes' extents multiply to each coordinate's span.
 // `names` are the coordinates' names (the token's is "slot" in an inverted cell, whose `token` is -1).
@@ -462,32 +406,145 @@ void find_gathered_tile(Cell& cell, const std::vector<int>& candidates) {
   coalesce_tile_axes(cell, candidates);
 }
 
+// How far apart in side f's memory consecutive values of mode m are: its stride, or the coefficient of the
+// lookup it feeds (a table's entry moves whole blocks); the side's instance coordinate above everything.
+double significance(const Cell& cell, int m, const SideForm& f) {
+  double s = static_cast<double>(std::abs(f.stride[static_cast<std::size_t>(m)]));
+  for (const Atom& a : f.atoms)
+    if (contains(a.modes, m)) s = std::max(s, static_cast<double>(std::abs(a.coef)) * 1.5);
+  if (f.instance_coord >= 0 && contains(cell.coords[static_cast<std::size_t>(f.instance_coord)].modes, m)) s = 1e300;
+  return s;
+}
+
+// Whether mode a's loop goes outside mode b's in `first`'s physical order (ties by `then`'s, then by digit).
+bool more_significant(const Cell& cell, int a, int b, const SideForm& first, const SideForm& then) {
+  const double fa = significance(cell, a, first), fb = significance(cell, b, first);
+  if (fa != fb) return fa > fb;
+  const double ta = significance(cell, a, then), tb = significance(cell, b, then);
+  if (ta != tb) return ta > tb;
+  return cell.modes[static_cast<std::size_t>(a)].weight > cell.modes[static_cast<std::size_t>(b)].weight;
+}
+
 // Phase 5: the other loops, in the destination's physical order. @post every mode of extent > 1 (and the
 // token's top digit) is in exactly one of run, tile or loops.
 void order_loops(Cell& cell) {
   // The other loops, in the destination's physical order: by the size of the step each takes in the
   // target (its stride, or the coefficient of the lookup it feeds); the target's instance outermost.
-  auto significance = [&](int m, const SideForm& f) {
-    double s = static_cast<double>(std::abs(f.stride[static_cast<std::size_t>(m)]));
-    for (const Atom& a : f.atoms)
-      if (std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end()) s = std::max(s, static_cast<double>(std::abs(a.coef)) * 1.5);
-    if (f.instance_coord >= 0) {
-      const auto& im = cell.coords[static_cast<std::size_t>(f.instance_coord)].modes;
-      if (std::find(im.begin(), im.end(), m) != im.end()) s = 1e300;
-    }
-    return s;
-  };
   for (std::size_t m = 0; m < cell.modes.size(); ++m) {
     bool in_run = std::find(cell.run.begin(), cell.run.end(), static_cast<int>(m)) != cell.run.end();
     if (!in_run && !in_tile(cell, static_cast<int>(m)) && (cell.modes[m].extent > 1 || cell.modes[m].top_of_token)) cell.loops.push_back(static_cast<int>(m));
   }
-  std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) {
-    double ta = significance(a, cell.target), tb = significance(b, cell.target);
-    if (ta != tb) return ta > tb;
-    double sa = significance(a, cell.source), sb = significance(b, cell.source);
-    if (sa != sb) return sa > sb;
-    return cell.modes[static_cast<std::size_t>(a)].weight > cell.modes[static_cast<std::size_t>(b)].weight;
-  });
+  std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.target, cell.source); });
+}
+
+// Whether every run is whole 64-byte lines of the target: streaming stores then complete each target line
+// whatever order the runs come in, so the order can serve the reads.
+bool runs_are_whole_target_lines(const Cell& cell, std::int64_t element_bytes) {
+  auto line_multiple = [&](std::int64_t elements) { return (elements * element_bytes) % 64 == 0; };
+  if (!line_multiple(cell.run_elements) || !line_multiple(cell.target.constant)) return false;
+  for (std::size_t m = 0; m < cell.modes.size(); ++m)
+    if (!line_multiple(cell.target.stride[m]) && !contains(cell.run, static_cast<int>(m))) return false;
+  return std::all_of(cell.target.atoms.begin(), cell.target.atoms.end(), [&](const Atom& a) { return line_multiple(a.coef); });
+}
+
+// The most runs a loop order may write at once, each continued in order (measured below): the
+// prefetchers and write-combining buffers follow a few streams, not a scatter.
+constexpr std::int64_t kMostStreams = 16;
+
+// How many sequential streams side f is written or read in at once when the loops run in `loops`' order
+// (outermost first). From the innermost loop out: a loop that steps exactly one chunk along f continues
+// every stream so far (the chunk, each stream's contiguous length, grows by its extent); any other loop
+// interleaves its extent times as many (a tensor instance is one more place), which only counts once a
+// continuing loop runs around it: loops outside the last continuing one only begin the pattern again
+// elsewhere. A lookup on f (a table's entry, a random place) ends the walk. With no continuing loop the
+// runs are scattered: kMostStreams + 1, as for too many streams.
+std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f) {
+  std::int64_t interleaved = 1, chunk = cell.run_elements, streams = kMostStreams + 1;
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    const auto m = static_cast<std::size_t>(*it);
+    if (read_by_atoms(f, *it)) break;
+    if (std::abs(f.stride[m]) == chunk) {
+      chunk *= cell.modes[m].extent;
+      streams = interleaved;
+    } else {
+      interleaved = std::min(interleaved * cell.modes[m].extent, kMostStreams + 1);
+    }
+  }
+  return streams;
+}
+
+// The largest box, in bytes, whose loops are reordered by the source: a few paged blocks. Measured on 32 KiB
+// blocks only; larger boxes keep the destination's order until a measurement says otherwise.
+constexpr std::int64_t kSourceOrderedTileBytes = std::int64_t{256} << 10;
+
+// The bytes from the first to the last element that `modes` (with the run) reach on side f.
+std::int64_t span_bytes(const Cell& cell, const SideForm& f, const std::vector<int>& modes, std::int64_t element_bytes) {
+  std::int64_t elements = cell.run_elements;
+  for (int m : modes)
+    elements += (cell.modes[static_cast<std::size_t>(m)].extent - 1) * std::abs(f.stride[static_cast<std::size_t>(m)]);
+  return elements * element_bytes;
+}
+
+// Phase 5b's fallback: inside a block, read in the source's order. The reordered loops are the
+// innermost ones that feed no table lookup and no instance choice and that, with the run, are one
+// contiguous span of the source and span at most kSourceOrderedTileBytes in both layouts: the same bytes
+// are read and written, in another order, within a window of a few blocks. Measured on
+// vllm-flash-nhd -> vllm-flash-hnd (32 KiB blocks, 256-byte runs, random tables, one thread, 64-byte
+// aligned tensors): 0.58x of memcpy in the destination's order, 0.82x in the source's.
+void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
+  auto free_of_lookups = [&](int m) {
+    return !cell.modes[static_cast<std::size_t>(m)].top_of_token && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m) &&
+           !selects_instance(cell, m);
+  };
+  std::size_t from = cell.loops.size();
+  while (from > 0 && free_of_lookups(cell.loops[from - 1])) --from;
+  for (; from + 2 <= cell.loops.size(); ++from) {
+    std::vector<int> box(cell.loops.begin() + static_cast<std::ptrdiff_t>(from), cell.loops.end());
+    std::int64_t box_bytes = cell.run_elements * element_bytes;
+    for (int m : box) box_bytes *= cell.modes[static_cast<std::size_t>(m)].extent;
+    // Contiguous in the source (its span is its size), so that reading it in order is one sequential
+    // stream; a source box with gaps (trtllm-pool's half blocks) measured slower read this way.
+    if (span_bytes(cell, cell.source, box, element_bytes) != box_bytes || box_bytes > kSourceOrderedTileBytes ||
+        span_bytes(cell, cell.target, box, element_bytes) > kSourceOrderedTileBytes)
+      continue;
+    std::vector<int> by_source = box;
+    std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) {
+      return std::abs(cell.source.stride[static_cast<std::size_t>(a)]) > std::abs(cell.source.stride[static_cast<std::size_t>(b)]);
+    });
+    if (by_source == box) return;  // the orders agree: nothing to change
+    std::copy(by_source.begin(), by_source.end(), cell.loops.begin() + static_cast<std::ptrdiff_t>(from));
+    cell.source_order_from = static_cast<int>(from);
+    return;
+  }
+}
+
+// Phase 5b: where each run is whole target lines, every loop in the source's physical order instead,
+// unless that scatters the writes while the target's order reads a few sequential streams; then
+// (order_block_by_source) only inside a block. Sequential reads are what the hardware prefetcher follows
+// and a table the source is read through is read in the order of the source's blocks. Measured in one
+// sweep each (kvlayout_bench_sweep, 256 MiB, the first 565 pairs, one thread): every loop by the source
+// gave a median 1.08x the target's order and 293 -> 154 pairs below 0.8x memcpy, but halved pairs whose
+// writes it scattered where the target's order read few streams (hf-dynamic -> vllm-flash-nhd 1.32x ->
+// 0.89x memcpy: HF's per-head rows written 16 at a time into random blocks, against 8 read streams;
+// dynamo-universal -> sglang-mha 0.82x -> 0.48x: 2 KiB rows into token slots across 64 tensors, against
+// one). Keeping the target's order wherever the source's scatters the writes was worse (306 -> 261
+// below 0.8x over the first 583): where both orders scatter, the source's still wins. lmcache-2ltd ->
+// hf-dynamic (8 write streams by the source, reads 2 KiB apart by the target) in one process: 0.47x ->
+// 0.85-0.94x.
+// @post loops[source_order_from..] is where the order differs from the target's; -1 where it does not.
+void order_by_source(Cell& cell, std::int64_t element_bytes) {
+  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2) return;
+  if (!runs_are_whole_target_lines(cell, element_bytes)) return;
+  std::vector<int> by_source = cell.loops;
+  std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
+  if (streams_along(cell, by_source, cell.target) > kMostStreams && streams_along(cell, cell.loops, cell.source) <= kMostStreams) {
+    order_block_by_source(cell, element_bytes);  // the target's order reads a few streams, the source's would scatter the writes
+    return;
+  }
+  const auto differ = std::mismatch(by_source.begin(), by_source.end(), cell.loops.begin());
+  if (differ.first == by_source.end()) return;  // the orders agree: nothing to change
+  cell.source_order_from = static_cast<int>(differ.first - by_source.begin());
+  cell.loops = std::move(by_source);
 }
 
 // A cell from a source and a target view (the declared ones, or rewritten by invert_cell); `names` and
@@ -506,7 +563,7 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
   // Gathered rows copy elements unconverted (a converting move keeps one conversion per element).
   if (cell.run.empty() && cell.tile_target_contiguous < 0 && same_type) find_gathered_tile(cell, candidates);
   order_loops(cell);
-  if (same_type) order_tile_by_source(cell, S.element_bytes());
+  if (same_type) order_by_source(cell, S.element_bytes());
   return cell;
 }
 

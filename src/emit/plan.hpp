@@ -5,9 +5,10 @@
 // the modes plus a few non-linear atoms (block-table lookups), evaluated once at the loop level where
 // their modes are bound. The innermost loop is the longest run of modes contiguous in both layouts,
 // copied as one block (CuTe's max_common_vector, for two layouts with indirections); the other loops
-// follow the destination's physical order, except inside a block whose runs are whole target lines, which
-// is read in the source's order, and (CPU plan) where a per-token table places the source's runs: the
-// cell then walks that table's slots, in the source's order (see InverseTable).
+// follow the source's physical order where the runs are whole target lines (streaming stores complete
+// them in any order, and reads in order are what the prefetcher follows), else the destination's; and
+// (CPU plan) where a per-token table places the source's runs, the cell walks that table's slots, in the
+// source's order (see InverseTable).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -69,7 +70,7 @@ struct Cell {
   std::vector<int> run;          // modes copied as one contiguous run, least significant first
   std::int64_t run_elements = 1;
   std::vector<int> loops;        // every other mode with extent > 1, outermost first
-  // loops[source_order_from..] are ordered by the source, not the target (see order_tile_by_source in
+  // loops[source_order_from..] are ordered by the source, not the target (see order_by_source in
   // plan.cpp); -1 when every loop follows the target. The kernel then streams only into 64-byte aligned
   // targets, whose runs are whole lines.
   int source_order_from = -1;

@@ -55,7 +55,10 @@ TEST_CASE("dense-in-both runs are coalesced: NHD -> LMCache copies 1024 elements
   auto p = plan_for("vllm-flash-nhd", "lmcache-2ltd", "llama-3.1-8b");
   REQUIRE(p.plan.cells.size() == 1);
   CHECK(p.plan.cells[0].run_elements == 8 * 128);
-  CHECK(loop_names(p.plan.cells[0]) == std::vector<std::string>{"kv", "layer", "token_div16", "token_mod16"});
+  // Whole target lines written in one stream whatever the order: the loops follow the source, whose layers
+  // are tensors of their own (the target's order would be kv, layer, ...).
+  CHECK(loop_names(p.plan.cells[0]) == std::vector<std::string>{"layer", "kv", "token_div16", "token_mod16"});
+  CHECK(p.plan.cells[0].source_order_from == 0);
 }
 
 TEST_CASE("two block sizes split the token into digits of both (TRT-LLM's 32 over vLLM's 16)", "[emit][plan]") {
@@ -211,7 +214,19 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     CHECK(p.plan.cells[0].source_order_from == -1);
   }
   SECTION("HF's per-head token rows are far apart (a whole sequence per head): the target's order stays") {
+    // Read by the source, each head's rows would be written 16 at a time into random blocks.
     auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
+  }
+  SECTION("into HF's per-head rows, the source's order writes 8 sequential streams: every loop follows the source") {
+    auto p = plan_for("lmcache-2ltd", "hf-dynamic", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) {
+      CHECK(c.source_order_from == 1);
+      CHECK(loop_names(c) == std::vector<std::string>{"layer", "token", "head"});  // the target's: layer, head, token
+    }
+  }
+  SECTION("rows written through a per-token slot table would scatter across the target: its order stays") {
+    auto p = plan_for("dynamo-universal", "sglang-mha", "llama-3.1-8b");
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
   }
 }
