@@ -508,9 +508,7 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
         span_bytes(cell, cell.target, box, element_bytes) > kSourceOrderedTileBytes)
       continue;
     std::vector<int> by_source = box;
-    std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) {
-      return std::abs(cell.source.stride[static_cast<std::size_t>(a)]) > std::abs(cell.source.stride[static_cast<std::size_t>(b)]);
-    });
+    std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
     if (by_source == box) return;  // the orders agree: nothing to change
     std::copy(by_source.begin(), by_source.end(), cell.loops.begin() + static_cast<std::ptrdiff_t>(from));
     cell.source_order_from = static_cast<int>(from);
