@@ -6,7 +6,8 @@
 // their modes are bound. The innermost loop is the longest run of modes contiguous in both layouts,
 // copied as one block (CuTe's max_common_vector, for two layouts with indirections); the other loops
 // follow the source's physical order where the runs are whole target lines (streaming stores complete
-// them in any order, and reads in order are what the prefetcher follows), else the destination's; and
+// them in any order, and reads in order are what the prefetcher follows) unless that scatters the writes
+// while the destination's order reads a few streams, else the destination's; and
 // (CPU plan) where a per-token table places the source's runs, the cell walks that table's slots, in the
 // source's order (see InverseTable).
 #include <cstdint>
