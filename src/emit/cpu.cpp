@@ -266,8 +266,25 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       w.close();
       across_start = "across_done";
     }
+    // Target rows of 16 columns that abut (32-byte rows, two to a line): 16 x 32 boxes of whole lines,
+    // streamed, when all 16 columns are moved.
+    std::string down_start = "0";
+    const bool columns16 = !convert && source_bytes == 2 && across.extent == 16 && target_row == 16 && down.extent % 32 == 0;
+    if (columns16) {
+      const std::string every_column = guard_across ? " && " + remaining(cell.tile_target_contiguous, "0") + " >= 16" : "";
+      const std::string down_rows =
+          guard_down ? "kv_min(" + i64(down.extent) + ", " + remaining(cell.tile_source_contiguous, "0") + ")" : i64(down.extent);
+      w.line("int64_t down_done = 0;");
+      w.open("if (stream" + every_column + ")");
+      w.open("for (const int64_t down_rows = " + down_rows + "; down_done + 32 <= down_rows; down_done += 32)");
+      w.line("kv_transpose_columns16(" + d + " + down_done * " + i64(16 * target_bytes) + ", " + s + " + down_done * " +
+             std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + ", true);");
+      w.close();
+      w.close();
+      down_start = "down_done";
+    }
     // The rest (all of it without whole lines): tile by tile, rows outermost.
-    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 8)");
+    w.open("for (int64_t down0 = " + down_start + "; down0 < " + i64(down.extent) + "; down0 += 8)");
     std::string downs = "8", acrosses = "8";
     if (guard_down) {
       w.line("const int64_t downs = kv_min(INT64_C(8), " + remaining(cell.tile_source_contiguous, "down0") + ");");
@@ -362,11 +379,44 @@ static inline void kv_stream_copy(char* to, const char* from) {
 #endif
 }
 
+// Four 16-byte runs that form a 2 x 2 transpose (see run_pairs_level): to[p * to_pair + 16 * i] =
+// from[i * from_pair + 16 * p] for p, i < 2. With AVX2 two 32-byte loads and two 32-byte stores, not four
+// of each (measured on vllm-paged-legacy -> vllm-flash-nhd's key move alone, one thread: 0.92-1.08x ->
+// 1.15-1.31x of memcpy, ratios over the pair's bytes).
+[[maybe_unused]] static inline void kv_run_pairs16(char* to, int64_t to_pair, const char* from, int64_t from_pair, bool stream) {
+#if KV_AVX2
+  const __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
+  const __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + from_pair));
+  const __m256i row0 = _mm256_permute2x128_si256(first, second, 0x20), row1 = _mm256_permute2x128_si256(first, second, 0x31);
+  if (stream && reinterpret_cast<uintptr_t>(to) % 32 == 0 && reinterpret_cast<uintptr_t>(to + to_pair) % 32 == 0) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to), row0);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to + to_pair), row1);
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), row0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + to_pair), row1);
+  }
+#else
+  KV_UNROLL for (int p = 0; p < 2; ++p) {
+    KV_UNROLL for (int i = 0; i < 2; ++i) {
+      char* run = to + p * to_pair + 16 * i;
+      const char* from_run = from + i * from_pair + 16 * p;
+#if defined(__SSE2__)
+      if (stream && reinterpret_cast<uintptr_t>(run) % 16 == 0) _mm_stream_si128(reinterpret_cast<__m128i*>(run), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from_run)));
+      else std::memcpy(run, from_run, 16);
+#else
+      (void)stream;
+      std::memcpy(run, from_run, 16);
+#endif
+    }
+  }
+#endif
+}
+
 #if defined(__SSE2__)
 // c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows are r[a].
 [[maybe_unused]] static inline void kv_transpose8x8(const __m128i r[8], __m128i c[8]) {
   __m128i t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
+  KV_UNROLL for (int i = 0; i < 4; ++i) {
     t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
   }
@@ -374,7 +424,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
   u[2] = _mm_unpacklo_epi32(t[1], t[3]); u[3] = _mm_unpackhi_epi32(t[1], t[3]);
   u[4] = _mm_unpacklo_epi32(t[4], t[6]); u[5] = _mm_unpackhi_epi32(t[4], t[6]);
   u[6] = _mm_unpacklo_epi32(t[5], t[7]); u[7] = _mm_unpackhi_epi32(t[5], t[7]);
-  for (int i = 0; i < 4; ++i) {
+  KV_UNROLL for (int i = 0; i < 4; ++i) {
     c[2 * i] = _mm_unpacklo_epi64(u[i], u[i + 4]);
     c[2 * i + 1] = _mm_unpackhi_epi64(u[i], u[i + 4]);
   }
@@ -383,7 +433,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
 // c[b] = column b of the 8 x 8 tile of 16-bit elements whose rows a start `from_row` bytes apart.
 [[maybe_unused]] static inline void kv_transpose8x8_registers(const char* from, int64_t from_row, __m128i c[8]) {
   __m128i r[8];
-  for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
+  KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + a * from_row));
   kv_transpose8x8(r, c);
 }
 #endif
@@ -394,7 +444,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
 // and column b + 8 in its high lane.
 static inline void kv_transpose8x16(const __m256i r[8], __m256i c[8]) {
   __m256i t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
+  KV_UNROLL for (int i = 0; i < 4; ++i) {
     t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
   }
@@ -402,7 +452,7 @@ static inline void kv_transpose8x16(const __m256i r[8], __m256i c[8]) {
   u[2] = _mm256_unpacklo_epi32(t[1], t[3]); u[3] = _mm256_unpackhi_epi32(t[1], t[3]);
   u[4] = _mm256_unpacklo_epi32(t[4], t[6]); u[5] = _mm256_unpackhi_epi32(t[4], t[6]);
   u[6] = _mm256_unpacklo_epi32(t[5], t[7]); u[7] = _mm256_unpackhi_epi32(t[5], t[7]);
-  for (int i = 0; i < 4; ++i) {
+  KV_UNROLL for (int i = 0; i < 4; ++i) {
     c[2 * i] = _mm256_unpacklo_epi64(u[i], u[i + 4]);
     c[2 * i + 1] = _mm256_unpackhi_epi64(u[i], u[i + 4]);
   }
@@ -411,7 +461,7 @@ static inline void kv_transpose8x16(const __m256i r[8], __m256i c[8]) {
 // kv_transpose8x16 of the rows starting `from_row` bytes apart.
 static inline void kv_transpose8x16_registers(const char* from, int64_t from_row, __m256i c[8]) {
   __m256i r[8];
-  for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + a * from_row));
+  KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + a * from_row));
   kv_transpose8x16(r, c);
 }
 #endif
@@ -424,12 +474,12 @@ template <int ELEMENT>
 #if defined(__SSE2__)
   if (ELEMENT == 2 && as == 8 && bs == 8) {
     bool whole = true;
-    for (int k = 0; k < 8; ++k) whole = whole && to[k] != nullptr && from[k] != nullptr;
+    KV_UNROLL for (int k = 0; k < 8; ++k) whole = whole && to[k] != nullptr && from[k] != nullptr;
     if (whole) {
       __m128i r[8], c[8];
-      for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[a] + from_at));
+      KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[a] + from_at));
       kv_transpose8x8(r, c);
-      for (int b = 0; b < 8; ++b) _mm_storeu_si128(reinterpret_cast<__m128i*>(to[b] + to_at), c[b]);
+      KV_UNROLL for (int b = 0; b < 8; ++b) _mm_storeu_si128(reinterpret_cast<__m128i*>(to[b] + to_at), c[b]);
       return;
     }
   }
@@ -451,7 +501,7 @@ template <int ELEMENT>
 #if defined(__SSE2__)
   if (ELEMENT == 2 && as == 32 && bs % 8 == 0) {
     bool whole = true;
-    for (int k = 0; k < 32; ++k) whole = whole && from[k] != nullptr;
+    KV_UNROLL for (int k = 0; k < 32; ++k) whole = whole && from[k] != nullptr;
     for (int64_t k = 0; k < bs; ++k) whole = whole && to[k] != nullptr;
     if (whole) {
 #if KV_AVX2
@@ -461,13 +511,13 @@ template <int ELEMENT>
       if (bs % 16 == 0) {
         for (int64_t pair = 0; pair < bs / 16; ++pair) {  // target rows 16 * pair + b and + 8 + b
           __m256i c[4][8];
-          for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
+          KV_UNROLL for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
             __m256i r[8];
-            for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[8 * q + a] + from_at + 32 * pair));
+            KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[8 * q + a] + from_at + 32 * pair));
             kv_transpose8x16(r, c[q]);
           }
-          for (int b = 0; b < 8; ++b) {
-            for (int half = 0; half < 2; ++half) {  // the low lanes hold target row 16 * pair + b, the high ones + 8
+          KV_UNROLL for (int b = 0; b < 8; ++b) {
+            KV_UNROLL for (int half = 0; half < 2; ++half) {  // the low lanes hold target row 16 * pair + b, the high ones + 8
               char* line = to[16 * pair + 8 * half + b] + to_at;
               const __m256i first = half == 0 ? _mm256_permute2x128_si256(c[0][b], c[1][b], 0x20) : _mm256_permute2x128_si256(c[0][b], c[1][b], 0x31);
               const __m256i second = half == 0 ? _mm256_permute2x128_si256(c[2][b], c[3][b], 0x20) : _mm256_permute2x128_si256(c[2][b], c[3][b], 0x31);
@@ -486,17 +536,17 @@ template <int ELEMENT>
 #endif
       for (int64_t band = 0; band < bs / 8; ++band) {  // target rows 8 * band + b, source bytes from_at + 16 * band
         __m128i c[4][8];
-        for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
+        KV_UNROLL for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
           __m128i r[8];
-          for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[8 * q + a] + from_at + 16 * band));
+          KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[8 * q + a] + from_at + 16 * band));
           kv_transpose8x8(r, c[q]);
         }
-        for (int b = 0; b < 8; ++b) {
+        KV_UNROLL for (int b = 0; b < 8; ++b) {
           char* line = to[8 * band + b] + to_at;
           if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
-            for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
+            KV_UNROLL for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
           } else {
-            for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
+            KV_UNROLL for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
           }
         }
       }
@@ -520,7 +570,7 @@ template <int ELEMENT>
   if (ELEMENT == 2 && as == 8 && bs == 8) {
     __m128i c[8];
     kv_transpose8x8_registers(from, from_row, c);
-    for (int b = 0; b < 8; ++b) {
+    KV_UNROLL for (int b = 0; b < 8; ++b) {
       if (stream) _mm_stream_si128(reinterpret_cast<__m128i*>(to + b * to_row), c[b]);
       else _mm_storeu_si128(reinterpret_cast<__m128i*>(to + b * to_row), c[b]);
     }
@@ -538,21 +588,63 @@ template <int ELEMENT>
 [[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
 #if defined(__SSE2__)
   __m128i rows[4][8];
-  for (int q = 0; q < 4; ++q) kv_transpose8x8_registers(from + q * 8 * from_row, from_row, rows[q]);
-  for (int b = 0; b < 8; ++b) {
+  KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose8x8_registers(from + q * 8 * from_row, from_row, rows[q]);
+  KV_UNROLL for (int b = 0; b < 8; ++b) {
     char* line = to + b * to_row;
     if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
-      for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
+      KV_UNROLL for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     } else {
-      for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
+      KV_UNROLL for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     }
   }
 #else
   (void)stream;
-  for (int q = 0; q < 4; ++q) kv_transpose_tile<2>(to + q * 16, to_row, from + q * 8 * from_row, from_row, 8, 8, false);
+  KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose_tile<2>(to + q * 16, to_row, from + q * 8 * from_row, from_row, 8, 8, false);
 #endif
 }
 
+
+// to[b][a] = from[a][b] for a < 16, b < 32 of 16-bit elements whose target rows are 32 bytes and abut (a
+// block's 16 tokens of 32 dims into the legacy vLLM token-fastest value cache): the 1 KiB box is 16 whole
+// lines, streamed when aligned, where 8 x 8 tiles' ordinary stores read each target line before writing it.
+[[maybe_unused]] static inline void kv_transpose_columns16(char* to, const char* from, int64_t from_row, bool stream) {
+  const bool streamed = stream && reinterpret_cast<uintptr_t>(to) % 64 == 0;
+#if KV_AVX2
+  KV_UNROLL for (int h = 0; h < 2; ++h) {  // source columns (target rows) 16 * h .. 16 * h + 15
+    __m256i top[8], bottom[8];  // source rows 0..7 / 8..15: [b] holds column 16 * h + b (low lane) and + 8 (high lane)
+    kv_transpose8x16_registers(from + 32 * h, from_row, top);
+    kv_transpose8x16_registers(from + 8 * from_row + 32 * h, from_row, bottom);
+    KV_UNROLL for (int b = 0; b < 8; ++b) {
+      KV_UNROLL for (int half = 0; half < 2; ++half) {  // target row 16 * h + b, then + 8
+        char* row = to + (16 * h + 8 * half + b) * 32;
+        const __m256i v = half == 0 ? _mm256_permute2x128_si256(top[b], bottom[b], 0x20) : _mm256_permute2x128_si256(top[b], bottom[b], 0x31);
+        if (streamed) _mm256_stream_si256(reinterpret_cast<__m256i*>(row), v);
+        else _mm256_storeu_si256(reinterpret_cast<__m256i*>(row), v);
+      }
+    }
+  }
+#elif defined(__SSE2__)
+  KV_UNROLL for (int band = 0; band < 4; ++band) {  // target rows 8 * band .. 8 * band + 7
+    __m128i left[8], right[8];  // source rows 0..7 / 8..15 of column 8 * band + b
+    kv_transpose8x8_registers(from + 16 * band, from_row, left);
+    kv_transpose8x8_registers(from + 8 * from_row + 16 * band, from_row, right);
+    KV_UNROLL for (int b = 0; b < 8; ++b) {
+      char* row = to + (8 * band + b) * 32;
+      if (streamed) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(row), left[b]);
+        _mm_stream_si128(reinterpret_cast<__m128i*>(row + 16), right[b]);
+      } else {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(row), left[b]);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(row + 16), right[b]);
+      }
+    }
+  }
+#else
+  (void)streamed;
+  for (int b = 0; b < 32; ++b)
+    for (int a = 0; a < 16; ++a) std::memcpy(to + b * 32 + a * 2, from + a * from_row + b * 2, 2);
+#endif
+}
 
 // kv_transpose_lines for 16 rows along b (two of its 8-row bands): to[b][a] = from[a][b], a < 32, b < 16.
 // With AVX2 both bands come from one pass of 256-bit unpacks, half the baseline's instructions (no gain
@@ -561,9 +653,9 @@ template <int ELEMENT>
 [[maybe_unused]] static inline void kv_transpose_lines16(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
 #if KV_AVX2
   __m256i rows[4][8];
-  for (int q = 0; q < 4; ++q) kv_transpose8x16_registers(from + q * 8 * from_row, from_row, rows[q]);
-  for (int b = 0; b < 8; ++b) {
-    for (int half = 0; half < 2; ++half) {  // half 0: row b (low lanes); half 1: row b + 8 (high lanes)
+  KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose8x16_registers(from + q * 8 * from_row, from_row, rows[q]);
+  KV_UNROLL for (int b = 0; b < 8; ++b) {
+    KV_UNROLL for (int half = 0; half < 2; ++half) {  // half 0: row b (low lanes); half 1: row b + 8 (high lanes)
       char* line = to + (b + 8 * half) * to_row;
       const __m256i first = half == 0 ? _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x20) : _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x31);
       const __m256i second = half == 0 ? _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x20) : _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x31);
@@ -625,6 +717,41 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   }
   w.line("continue;");
   w.close();
+}
+
+// The level of a loop that pairs with the innermost one to move 16-byte runs as 2 x 2 transposes
+// (kv_run_pairs16), or -1: the innermost loop continues the run in the target (its target stride is the
+// run) and this one continues it in the source, so two of this loop's runs are one 32-byte load and two
+// of the innermost's one 32-byte store (vllm-paged-legacy's key x-packs, moved in or out). Both loops
+// have an even, fixed extent and place nothing through a table or a tensor instance. A bound-checked
+// coordinate with a digit in either loop has its other digits bound outside this one (the whole range of
+// both is then checked once there; see print_cell), and not a digit in both.
+int run_pairs_level(const Cell& cell, int source_bytes, bool convert, std::size_t flat) {
+  const std::size_t loops = cell.loops.size();
+  if (convert || cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes != 16 || loops < flat + 2) return -1;
+  auto level_of = [&](int m) { return static_cast<std::size_t>(std::find(cell.loops.begin(), cell.loops.end(), m) - cell.loops.begin()); };
+  auto pairable = [&](int m) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    return mode.extent % 2 == 0 && !mode.top_of_token && cell.coords[static_cast<std::size_t>(mode.coord)].inverse < 0 &&
+           !selects_instance(cell, m) && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m);
+  };
+  const int inner = cell.loops.back();
+  if (!pairable(inner) || cell.target.stride[static_cast<std::size_t>(inner)] != cell.run_elements) return -1;
+  for (std::size_t l = loops - 1; l-- > flat;) {  // the nearest candidate first
+    const int m = cell.loops[l];
+    if (!pairable(m) || cell.source.stride[static_cast<std::size_t>(m)] != cell.run_elements) continue;
+    bool checkable = true;
+    for (const CellCoordinate& c : cell.coords) {
+      const bool in_pair = std::find(c.modes.begin(), c.modes.end(), m) != c.modes.end();
+      const bool in_inner = std::find(c.modes.begin(), c.modes.end(), inner) != c.modes.end();
+      if (!c.guarded || (!in_pair && !in_inner)) continue;
+      if (in_pair && in_inner) checkable = false;
+      for (int d : c.modes)
+        if (d != m && d != inner && level_of(d) >= l) checkable = false;
+    }
+    if (checkable) return static_cast<int>(l);
+  }
+  return -1;
 }
 
 // The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
@@ -699,8 +826,52 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const bool unroll = loops > flat && cell.tile_target_contiguous < 0 && !innermost.top_of_token && innermost.extent <= 16 &&
                       cell.run_elements * source_bytes < 256;
   const std::int64_t whole_block = whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, prefetch);
+  // Paired 16-byte runs (run_pairs_level): where streaming and every position of both loops' ranges is
+  // moved, a nest stepping both by 2 before the plain one, which takes the rest.
+  const int pairs = run_pairs_level(cell, source_bytes, convert, flat);
+  auto print_pairs = [&] {
+    const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
+    std::string whole;
+    for (std::size_t c = 0; c < cell.coords.size(); ++c) {
+      const CellCoordinate& coord = cell.coords[c];
+      if (!coord.guarded) continue;
+      for (int m : {outer, inner}) {
+        if (std::find(coord.modes.begin(), coord.modes.end(), m) == coord.modes.end()) continue;
+        const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+        whole += " && " + coordinate_base(cell, static_cast<int>(c), m) + " + " + i64((mode.extent - 1) * mode.weight) +
+                 " <= " + coordinate_limit(cell, static_cast<int>(c), kInputs);
+      }
+    }
+    w.line("// 16-byte runs in 2 x 2 transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
+           cell.modes[static_cast<std::size_t>(inner)].var + " in the target.");
+    w.open("if (stream" + whole + ")");
+    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) {
+      const int m = cell.loops[l];
+      const std::string& v = cell.modes[static_cast<std::size_t>(m)].var;
+      const bool paired = m == outer || m == inner;
+      w.open(std::string(l + 1 == loops ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " + v +
+             " < " + v + "_end; " + (paired ? v + " += 2" : "++" + v) + ")");
+      statements(static_cast<int>(l), "continue;");
+      displacement(l, v + "_end");
+    }
+    const std::int64_t from_pair = cell.source.stride[static_cast<std::size_t>(inner)] * source_bytes;
+    const std::int64_t to_pair = cell.target.stride[static_cast<std::size_t>(outer)] * target_bytes;
+    for (const RunAddress& at : members) {
+      const std::string s = address(at, true, final_offset(cell, true), source_bytes);
+      const std::string d = address(at, false, final_offset(cell, false), target_bytes);
+      if (prefetch >= 0)  // once per source line, as print_copy's short runs
+        for (const std::string& from : {s, s + " + " + i64(from_pair)})
+          w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
+                 std::to_string(source_bytes) + ");");
+      w.line("kv_run_pairs16(" + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
+    }
+    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) w.close();
+    w.line("continue;");
+    w.close();
+  };
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
+    if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)
       w.raw("#if defined(__clang__)\n#pragma unroll " + std::to_string(innermost.extent) + "\n#else\n#pragma GCC unroll " +
@@ -722,7 +893,12 @@ std::string prologue(const prove::Proof& p, const EmitOptions& o) {
                   "#include <cstdlib>\n#include <utility>\n#include <vector>\n#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n"
                   "// x86-64 with GCC or Clang: an AVX2 variant beside the baseline, chosen per call (kv_use_avx2).\n"
                   "#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))\n#define KV_X86_DISPATCH 1\n#include <immintrin.h>\n"
-                  "#else\n#define KV_X86_DISPATCH 0\n#endif\n\n";
+                  "#else\n#define KV_X86_DISPATCH 0\n#endif\n"
+                  "// The transposes' fixed loops over register arrays are unrolled whole, so the arrays stay in registers:\n"
+                  "// at -O2 GCC kept them on the stack. vllm-paged-legacy -> vllm-flash-nhd's V alone, 1 thread: 0.51-0.55x\n"
+                  "// -> 0.71-0.74x of memcpy; with its blocks in cache 5.8-6.0 -> 10-13 GiB/s.\n"
+                  "#if defined(__clang__)\n#define KV_UNROLL _Pragma(\"unroll\")\n#elif defined(__GNUC__)\n#define KV_UNROLL _Pragma(\"GCC unroll 32\")\n"
+                  "#else\n#define KV_UNROLL\n#endif\n\n";
   s += "namespace kvlayout_generated_" + o.name + " {\n\n" + expr::c_helpers("");
   s += "// Whether two different entries of (block, entry) pairs hold one block.\n"
        "static inline bool kv_repeats_a_block(std::vector<std::pair<int32_t, int64_t>>& used) {\n"

@@ -206,7 +206,8 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   };
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
-  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0;
+  std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0,
+              columns16 = 0, run_pairs = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -220,6 +221,8 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos || source.find("kv_transpose_lines16(pT") != std::string::npos;
       line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
+      columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
+      run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos;
       gathered += source.find("kv_transpose_rows_block<2>(kv_to") != std::string::npos;
       inverted += source.find("std::vector<int32_t> kv_inverse0") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
@@ -232,6 +235,12 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   CHECK(line_transposes >= 4);
   CHECK(line_transposes8 >= 1);  // the 8-slot legacy cache: 8-row bands, not 16
   CHECK(staged >= 2);            // transposed boxes staged on the stack, then streamed out whole
+  // Into the 16-slot legacy value cache (32-byte token rows, two to a line): 16 x 32 boxes of whole lines,
+  // and 8 x 8 tiles for the block 37 tokens cut (9 sources when this was written).
+  CHECK(columns16 >= 6);
+  // The legacy key cache's 16-byte x-packs, moved in or out: pairs of runs in 2 x 2 transposes where the
+  // block is whole, run by run in the block 37 tokens cut (18 pairs of the 13 shipped layouts when written).
+  CHECK(run_pairs >= 12);
   // Gathered-row tiles (legacy V <-> SGLang's token pool, llama.cpp's transposed V), with 64 slots here:
   // whole 32 x 32 blocks of streamed lines when every token is moved, 8 x 8 and row by row when 37 are.
   CHECK(gathered >= 20);
