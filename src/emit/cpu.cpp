@@ -7,6 +7,7 @@
 #include "emit/code_writer.hpp"
 #include "emit/conversion.hpp"
 #include "emit/header.hpp"
+#include "emit/run_pairs.hpp"
 #include "emit/sibling_cells.hpp"
 #include "emit/statements.hpp"
 #include "expr/c_print.hpp"
@@ -379,7 +380,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
 #endif
 }
 
-// Four 16-byte runs that form a 2 x 2 transpose (see run_pairs_level): to[p * to_pair + 16 * i] =
+// Four 16-byte runs that form a 2 x 2 transpose (see emit/run_pairs.hpp): to[p * to_pair + 16 * i] =
 // from[i * from_pair + 16 * p] for p, i < 2. With AVX2 two 32-byte loads and two 32-byte stores, not four
 // of each (measured on vllm-paged-legacy -> vllm-flash-nhd's key move alone, one thread: 0.92-1.08x ->
 // 1.15-1.31x of memcpy, ratios over the pair's bytes).
@@ -719,41 +720,6 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   w.close();
 }
 
-// The level of a loop that pairs with the innermost one to move 16-byte runs as 2 x 2 transposes
-// (kv_run_pairs16), or -1: the innermost loop continues the run in the target (its target stride is the
-// run) and this one continues it in the source, so two of this loop's runs are one 32-byte load and two
-// of the innermost's one 32-byte store (vllm-paged-legacy's key x-packs, moved in or out). Both loops
-// have an even, fixed extent and place nothing through a table or a tensor instance. A bound-checked
-// coordinate with a digit in either loop has its other digits bound outside this one (the whole range of
-// both is then checked once there; see print_cell), and not a digit in both.
-int run_pairs_level(const Cell& cell, int source_bytes, bool convert, std::size_t flat) {
-  const std::size_t loops = cell.loops.size();
-  if (convert || cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes != 16 || loops < flat + 2) return -1;
-  auto level_of = [&](int m) { return static_cast<std::size_t>(std::find(cell.loops.begin(), cell.loops.end(), m) - cell.loops.begin()); };
-  auto pairable = [&](int m) {
-    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-    return mode.extent % 2 == 0 && !mode.top_of_token && cell.coords[static_cast<std::size_t>(mode.coord)].inverse < 0 &&
-           !selects_instance(cell, m) && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m);
-  };
-  const int inner = cell.loops.back();
-  if (!pairable(inner) || cell.target.stride[static_cast<std::size_t>(inner)] != cell.run_elements) return -1;
-  for (std::size_t l = loops - 1; l-- > flat;) {  // the nearest candidate first
-    const int m = cell.loops[l];
-    if (!pairable(m) || cell.source.stride[static_cast<std::size_t>(m)] != cell.run_elements) continue;
-    bool checkable = true;
-    for (const CellCoordinate& c : cell.coords) {
-      const bool in_pair = std::find(c.modes.begin(), c.modes.end(), m) != c.modes.end();
-      const bool in_inner = std::find(c.modes.begin(), c.modes.end(), inner) != c.modes.end();
-      if (!c.guarded || (!in_pair && !in_inner)) continue;
-      if (in_pair && in_inner) checkable = false;
-      for (int d : c.modes)
-        if (d != m && d != inner && level_of(d) >= l) checkable = false;
-    }
-    if (checkable) return static_cast<int>(l);
-  }
-  return -1;
-}
-
 // The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
 // innermost level; named after that cell.
 void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert) {
@@ -826,9 +792,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const bool unroll = loops > flat && cell.tile_target_contiguous < 0 && !innermost.top_of_token && innermost.extent <= 16 &&
                       cell.run_elements * source_bytes < 256;
   const std::int64_t whole_block = whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, prefetch);
-  // Paired 16-byte runs (run_pairs_level): where streaming and every position of both loops' ranges is
+  // Paired 16-byte runs (run_pairs.hpp): where streaming and every position of both loops' ranges is
   // moved, a nest stepping both by 2 before the plain one, which takes the rest.
-  const int pairs = run_pairs_level(cell, source_bytes, convert, flat);
+  const int pairs = convert ? -1 : run_pairs_level(cell, source_bytes, flat);
   auto print_pairs = [&] {
     const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
     std::string whole;

@@ -278,3 +278,17 @@ TEST_CASE("runs read through a per-token slot table walk that table's slots, so 
   auto paged = plan_for("vllm-flash-nhd", "sglang-mha", "llama-3.1-8b", kCpuPlan);
   CHECK(paged.plan.inverses.empty());
 }
+
+TEST_CASE("runs shorter than a target line keep the target's order, not the slot table's", "[emit][plan]") {
+  // The legacy key cache's 16-byte x-packs: walked by slot, each would be a quarter line written at a
+  // random place. The key cell keeps the token (by the target's order); legacy V is a tile either way.
+  auto cpu = plan_for("sglang-mha", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan);
+  REQUIRE(cpu.plan.cells.size() == 2);
+  const emit::Cell& k = cpu.plan.cells[0];
+  CHECK(k.run_elements == 8);
+  CHECK(k.tile_target_contiguous < 0);
+  CHECK(std::none_of(k.coords.begin(), k.coords.end(), [](const emit::CellCoordinate& x) { return x.inverse >= 0; }));
+  // The control: the same source into whole-line runs is walked by slot (the case above).
+  auto lines = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+  CHECK(std::any_of(lines.plan.cells[0].coords.begin(), lines.plan.cells[0].coords.end(), [](const emit::CellCoordinate& x) { return x.inverse >= 0; }));
+}

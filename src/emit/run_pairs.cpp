@@ -1,0 +1,35 @@
+#include "emit/run_pairs.hpp"
+
+#include <algorithm>
+
+namespace kvlayout::emit {
+
+int run_pairs_level(const Cell& cell, int source_bytes, std::size_t first_level) {
+  const std::size_t loops = cell.loops.size();
+  if (cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes != 16 || loops < first_level + 2) return -1;
+  auto level_of = [&](int m) { return static_cast<std::size_t>(std::find(cell.loops.begin(), cell.loops.end(), m) - cell.loops.begin()); };
+  auto pairable = [&](int m) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    return mode.extent % 2 == 0 && !mode.top_of_token && cell.coords[static_cast<std::size_t>(mode.coord)].inverse < 0 &&
+           !selects_instance(cell, m) && !read_by_atoms(cell.source, m) && !read_by_atoms(cell.target, m);
+  };
+  const int inner = cell.loops.back();
+  if (!pairable(inner) || cell.target.stride[static_cast<std::size_t>(inner)] != cell.run_elements) return -1;
+  for (std::size_t l = loops - 1; l-- > first_level;) {  // the nearest candidate first
+    const int m = cell.loops[l];
+    if (!pairable(m) || cell.source.stride[static_cast<std::size_t>(m)] != cell.run_elements) continue;
+    bool checkable = true;
+    for (const CellCoordinate& c : cell.coords) {
+      const bool in_pair = std::find(c.modes.begin(), c.modes.end(), m) != c.modes.end();
+      const bool in_inner = std::find(c.modes.begin(), c.modes.end(), inner) != c.modes.end();
+      if (!c.guarded || (!in_pair && !in_inner)) continue;
+      if (in_pair && in_inner) checkable = false;
+      for (int d : c.modes)
+        if (d != m && d != inner && level_of(d) >= l) checkable = false;
+    }
+    if (checkable) return static_cast<int>(l);
+  }
+  return -1;
+}
+
+}  // namespace kvlayout::emit

@@ -1,0 +1,92 @@
+// Paired 16-byte runs (emit/run_pairs.hpp): which loop pairs with the innermost one, and what stops it.
+// The kernels that print the pairs are checked against the byte oracle with the rest (kernels_test.cpp,
+// which also counts them).
+#include <catch2/catch.hpp>
+
+#include "emit/plan.hpp"
+#include "emit/run_pairs.hpp"
+#include "layout/bound_layout.hpp"
+#include "spec/catalog.hpp"
+
+using namespace kvlayout;
+
+namespace {
+
+emit::Plan plan_for(const std::string& s, const std::string& t) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto c = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
+  return emit::make_plan(layout::bind(spec::load_layout(catalog.find_layout(s).string()), c),
+                         layout::bind(spec::load_layout(catalog.find_layout(t).string()), c), emit::PlanOptions{.invert_tables = true});
+}
+
+// The level of the loop over the mode named `var`, or -1.
+int level_of(const emit::Cell& cell, const std::string& var) {
+  for (std::size_t l = 0; l < cell.loops.size(); ++l)
+    if (cell.modes[static_cast<std::size_t>(cell.loops[l])].var == var) return static_cast<int>(l);
+  return -1;
+}
+
+// The printer's first loop of its own: the two outermost are flattened across the threads.
+constexpr std::size_t kFlat = 2;
+
+}  // namespace
+
+TEST_CASE("the legacy key cache's x-packs pair along the token in, and along the dim out", "[emit][plan]") {
+  SECTION("out of legacy: the slot continues a pack in the source, the pack index in the target") {
+    const emit::Plan plan = plan_for("vllm-paged-legacy", "vllm-flash-nhd");
+    REQUIRE(plan.cells.size() == 2);
+    const emit::Cell& k = plan.cells[0];
+    REQUIRE(k.run_elements == 8);
+    REQUIRE(level_of(k, "token_mod16") >= 0);
+    CHECK(emit::run_pairs_level(k, 2, kFlat) == level_of(k, "token_mod16"));
+    CHECK(emit::run_pairs_level(plan.cells[1], 2, kFlat) == -1);  // V: a tile
+  }
+  SECTION("into legacy: the pack index continues it in the source, the slot in the target") {
+    const emit::Plan plan = plan_for("vllm-flash-nhd", "vllm-paged-legacy");
+    const emit::Cell& k = plan.cells[0];
+    REQUIRE(level_of(k, "dim_div8") >= 0);
+    CHECK(emit::run_pairs_level(k, 2, kFlat) == level_of(k, "dim_div8"));
+  }
+}
+
+TEST_CASE("runs that are not 16 bytes, or loops that do not continue them, do not pair", "[emit][plan]") {
+  const emit::Plan whole_heads = plan_for("vllm-flash-nhd", "vllm-flash-hnd");  // 256-byte runs
+  for (const emit::Cell& c : whole_heads.cells) CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  const emit::Cell k = plan_for("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  const int paired = level_of(k, "token_mod16"), inner = static_cast<int>(k.loops.size()) - 1;
+  REQUIRE(emit::run_pairs_level(k, 2, kFlat) == paired);
+  const auto p = static_cast<std::size_t>(k.loops[static_cast<std::size_t>(paired)]);
+  const auto i = static_cast<std::size_t>(k.loops[static_cast<std::size_t>(inner)]);
+  SECTION("another element size: the run is not 16 bytes") { CHECK(emit::run_pairs_level(k, 4, kFlat) == -1); }
+  SECTION("the paired loop does not continue the run in the source") {
+    emit::Cell c = k;
+    c.source.stride[p] += 8;
+    CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  }
+  SECTION("the innermost loop does not continue it in the target") {
+    emit::Cell c = k;
+    c.target.stride[i] *= 2;
+    CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  }
+  SECTION("an odd extent") {
+    emit::Cell c = k;
+    c.modes[p].extent = 15;
+    CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  }
+  SECTION("the paired loop is one the printer flattens") { CHECK(emit::run_pairs_level(k, 2, static_cast<std::size_t>(paired) + 1) == -1); }
+  SECTION("a bound-checked coordinate with a digit in both loops") {
+    emit::Cell c = k;
+    const auto token = static_cast<std::size_t>(c.modes[p].coord);
+    REQUIRE(c.coords[token].guarded);
+    c.coords[token].modes.push_back(static_cast<int>(i));
+    CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  }
+  SECTION("a bound-checked coordinate with another digit inside the paired loop") {
+    emit::Cell c = k;
+    const int head = level_of(c, "head");
+    REQUIRE((head > paired && head < inner));
+    const auto token = static_cast<std::size_t>(c.modes[p].coord);
+    c.coords[token].modes.push_back(c.loops[static_cast<std::size_t>(head)]);
+    CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
+  }
+}
