@@ -56,13 +56,14 @@ bool same_nest(const Cell& a, const Cell& b) {
   return true;
 }
 
+bool within_a_page(const SideForm& a, const SideForm& b, int element_bytes) {
+  return a.tensor == b.tensor && a.instance_first == b.instance_first && std::abs(b.constant - a.constant) * element_bytes < 4096;
+}
+
 std::vector<std::vector<Sibling>> sibling_groups(const Plan& plan, int source_bytes, int target_bytes) {
-  // Whether b's runs lie within a page of a's on one side, in the same tensor instance.
+  // Whether b's runs lie within a page of a's on one side.
   auto near = [&](const Cell& a, const Cell& b) {
-    auto within = [](const SideForm& x, const SideForm& y, int bytes) {
-      return x.tensor == y.tensor && x.instance_first == y.instance_first && std::abs(y.constant - x.constant) * bytes < 4096;
-    };
-    return within(a.source, b.source, source_bytes) || within(a.target, b.target, target_bytes);
+    return within_a_page(a.source, b.source, source_bytes) || within_a_page(a.target, b.target, target_bytes);
   };
   const std::size_t n = plan.cells.size();
   std::vector<bool> grouped(n, false);

@@ -28,6 +28,11 @@ struct Sibling {
 // selects no instance and feeds no lookup (so the difference is a constant offset on each side).
 bool same_nest(const Cell& a, const Cell& b);
 
+// Whether one side's runs of cell b lie within a 4 KiB page of cell a's (`a` and `b` that side's forms),
+// in the same tensor instance (K and V of one head in one page): by the constants, which is where two
+// cells of one nest shape differ.
+bool within_a_page(const SideForm& a, const SideForm& b, int element_bytes);
+
 // The cells partitioned into groups of same_nest cells, each ordered by where it reads (its source
 // constant, then its index), shifts taken against its first member; groups in the order of their
 // lowest cell index. Cells join a group only where their runs interleave with its lowest cell's on one

@@ -207,7 +207,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
   std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0,
-              columns16 = 0, run_pairs = 0;
+              columns16 = 0, run_pairs = 0, interleaved = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -223,6 +223,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
       columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
       run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos;
+      interleaved += source.find("for (int64_t sub = 0; sub < kv_passes; ++sub)") != std::string::npos;
       gathered += source.find("kv_transpose_rows_block<2>(kv_to") != std::string::npos;
       inverted += source.find("std::vector<int32_t> kv_inverse0") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
@@ -241,6 +242,9 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   // The legacy key cache's 16-byte x-packs, moved in or out: pairs of runs in 2 x 2 transposes where the
   // block is whole, run by run in the block 37 tokens cut (18 pairs of the 13 shipped layouts when written).
   CHECK(run_pairs >= 12);
+  // Nests that read the same source pages run in interleaved passes (vllm-packed-nhd's K and V per head
+  // into the legacy caches and llamacpp-vtrans), each pass a share of every thread's part (3 threads here).
+  CHECK(interleaved >= 3);
   // Gathered-row tiles (legacy V <-> SGLang's token pool, llama.cpp's transposed V), with 64 slots here:
   // whole 32 x 32 blocks of streamed lines when every token is moved, 8 x 8 and row by row when 37 are.
   CHECK(gathered >= 20);
