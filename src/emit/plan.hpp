@@ -8,8 +8,8 @@
 // follow the source's physical order where the runs are whole target lines (streaming stores complete
 // them in any order, and reads in order are what the prefetcher follows) unless that scatters the writes
 // while the destination's order reads a few streams, else the destination's; and
-// (CPU plan) where a per-token table places the source's runs, the cell walks that table's slots, in the
-// source's order (see InverseTable).
+// (CPU plan) where a per-token table places the source's runs and they are whole target lines, the cell
+// walks that table's slots, in the source's order (see InverseTable).
 #include <cstdint>
 #include <stdexcept>
 #include <string>
