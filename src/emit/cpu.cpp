@@ -380,10 +380,9 @@ static inline void kv_stream_copy(char* to, const char* from) {
 #endif
 }
 
-// Four 16-byte runs that form a 2 x 2 transpose (see emit/run_pairs.hpp): to[p * to_pair + 16 * i] =
-// from[i * from_pair + 16 * p] for p, i < 2. With AVX2 two 32-byte loads and two 32-byte stores, not four
-// of each (measured on vllm-paged-legacy -> vllm-flash-nhd's key move alone, one thread: 0.92-1.08x ->
-// 1.15-1.31x of memcpy, ratios over the pair's bytes).
+// Four 16-byte runs that form a 2 x 2 transpose: to[p * to_pair + 16 * i] = from[i * from_pair + 16 * p]
+// for p, i < 2. With AVX2 two 32-byte loads and two 32-byte stores, not four of each (measured: see
+// emit/run_pairs.hpp).
 [[maybe_unused]] static inline void kv_run_pairs16(char* to, int64_t to_pair, const char* from, int64_t from_pair, bool stream) {
 #if KV_AVX2
   const __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
@@ -401,13 +400,8 @@ static inline void kv_stream_copy(char* to, const char* from) {
     KV_UNROLL for (int i = 0; i < 2; ++i) {
       char* run = to + p * to_pair + 16 * i;
       const char* from_run = from + i * from_pair + 16 * p;
-#if defined(__SSE2__)
-      if (stream && reinterpret_cast<uintptr_t>(run) % 16 == 0) _mm_stream_si128(reinterpret_cast<__m128i*>(run), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from_run)));
+      if (stream && reinterpret_cast<uintptr_t>(run) % 16 == 0) kv_stream_copy<16>(run, from_run);
       else std::memcpy(run, from_run, 16);
-#else
-      (void)stream;
-      std::memcpy(run, from_run, 16);
-#endif
     }
   }
 #endif
@@ -700,15 +694,21 @@ std::int64_t whole_block_bytes(const Cell& cell, int source_bytes, int target_by
   return bytes;
 }
 
+// As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
+// coordinate it is a digit of stays within its limit at the mode's last value).
+std::string every_value_moved(const Cell& cell, int mode) {
+  const Mode& m = cell.modes[static_cast<std::size_t>(mode)];
+  return coordinate_base(cell, m.coord, mode) + " + " + i64((m.extent - 1) * m.weight) + " <= " + coordinate_limit(cell, m.coord, kInputs);
+}
+
 // Before the innermost loop (see whole_block_bytes): the block in one copy (per group member) when its
 // last token is moved. The offsets of the level around are the block's first run: the innermost level adds
 // only its own stride.
 void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, std::int64_t bytes, bool prefetch,
                        const std::vector<RunAddress>& members) {
   const int m = cell.loops.back(), around = static_cast<int>(cell.loops.size()) - 2;
-  const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
   w.line("// Every token of the block moved: one copy.");
-  w.open("if (" + coordinate_base(cell, mode.coord, m) + " + " + i64(mode.extent - 1) + " <= " + coordinate_limit(cell, mode.coord, kInputs) + ")");
+  w.open("if (" + every_value_moved(cell, m) + ")");
   for (const RunAddress& at : members) {
     const std::string s = address(at, true, offset_at(cell, true, around), source_bytes);
     const std::string d = address(at, false, offset_at(cell, false, around), target_bytes);
@@ -829,16 +829,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   auto print_pairs = [&] {
     const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
     std::string whole;
-    for (std::size_t c = 0; c < cell.coords.size(); ++c) {
-      const CellCoordinate& coord = cell.coords[c];
-      if (!coord.guarded) continue;
-      for (int m : {outer, inner}) {
-        if (std::find(coord.modes.begin(), coord.modes.end(), m) == coord.modes.end()) continue;
-        const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-        whole += " && " + coordinate_base(cell, static_cast<int>(c), m) + " + " + i64((mode.extent - 1) * mode.weight) +
-                 " <= " + coordinate_limit(cell, static_cast<int>(c), kInputs);
-      }
-    }
+    for (int m : {outer, inner})
+      if (cell.coords[static_cast<std::size_t>(cell.modes[static_cast<std::size_t>(m)].coord)].guarded) whole += " && " + every_value_moved(cell, m);
     w.line("// 16-byte runs in 2 x 2 transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
            cell.modes[static_cast<std::size_t>(inner)].var + " in the target.");
     w.open("if (stream" + whole + ")");
