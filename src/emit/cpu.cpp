@@ -58,6 +58,9 @@ bool target_runs_aligned(const Cell& cell, int target_bytes) {
   return cell.tile_target_contiguous >= 0 ? true : aligned(cell.run_elements);
 }
 
+// How many gathered source rows a chunk of print_gathered_tile's staged bursts holds (measured there).
+constexpr std::int64_t kGatheredChunk = 256;
+
 // Whether gathered source rows are read whole, one block of 32 rows after another, rather than in bands of
 // 32 elements, each band over all the rows: when the down axis is coalesced (a token's heads and dims), or
 // when the loop around the tile steps the source by less than a 4 KiB page (the next head's rows share the
@@ -74,7 +77,26 @@ bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
   const int around = cell.loops.back();
   if (read_by_atoms(cell.source, around)) return false;
   const std::int64_t step = std::abs(cell.source.stride[static_cast<std::size_t>(around)]) * source_bytes;
-  return step > 0 && step < 4096;
+  return step > 0 && step < kPageBytes;
+}
+
+// Whether gathered source rows are moved in staged chunks (see print_gathered_tile): when a chunk can be
+// whole (the tile has kGatheredChunk rows or more; the legacy V cache's 16-token rows never do) and the
+// rows are dense, neighbouring rows at most twice a row's length apart (the smallest step of the lookups
+// that place them, e.g. the token within its block), so that a chunk's bands read lines of the same few
+// pages. Measured on the moves into llamacpp-vtrans (2048 tokens, two runs in one process each, against
+// the blocks written straight): rows that abut (a token's heads and dims; or one head's dims where the
+// heads are outer, HND) 0.33-0.41 -> 0.44-0.56x of memcpy at one thread, 0.68-0.88 -> 0.84-1.15x at two;
+// LMCache's t2d rows, twice their length apart, 0.33 -> 0.41 / 0.66-0.75 -> 0.88-0.94; but sparse rows
+// lose: one head's dims where K and V interleave per head (16 times a row apart) 0.26-0.33 -> 0.22-0.30,
+// SGLang's page_first host pool (a token's layers together, 32 times) 0.39 -> 0.24 / 0.78 -> 0.55, a
+// chunk's band then reading one line from each of 256 pages.
+bool stage_gathered_chunks(const Cell& cell) {
+  if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered || cell.tile_target_extent < kGatheredChunk) return false;
+  std::int64_t nearest = std::abs(cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)]);
+  for (const Atom& a : cell.source.atoms)
+    if (reads_tile_mode(cell, a) && a.coef != 0 && (nearest == 0 || std::abs(a.coef) < nearest)) nearest = std::abs(a.coef);
+  return nearest > 0 && nearest <= 2 * cell.tile_source_extent;
 }
 
 // A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
@@ -82,7 +104,9 @@ bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
 // whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
 // blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
 // rows, in whatever order the table gives, are written as whole streamed lines. Gathered source rows only:
-// the blocks walk them outermost, each 32 read whole (prefetched a block ahead) into the target's rows.
+// dense rows in staged chunks of kGatheredChunk rows, each target row receiving one burst per band (see
+// stage_gathered_chunks); otherwise in bands of 32 target rows over all the rows, or (see
+// read_gathered_rows_whole) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
 // Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
 void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch) {
@@ -153,6 +177,42 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.line("if (down0 + 32 < kv_downs) for (int64_t r = 0; r < acrosses; ++r) kv_prefetch<64>(kv_from[r] + (down0 + 32) * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
            ", acrosses, downs, stream);");
+  } else if (stage_gathered_chunks(cell)) {
+    // Outer: chunks of kGatheredChunk gathered source rows; per band of 32 strided target rows, the chunk's
+    // blocks are transposed into a stage on the stack (ordinary stores, it stays in L1) and each target row
+    // then receives one burst of kGatheredChunk elements. Written straight from the blocks, each target row
+    // got one 64-byte line per visit, 1024 rows a page apart, and those scattered writes bounded the move:
+    // measured on vllm-flash-nhd -> llamacpp-vtrans's V alone (2048 tokens, ratios over all the pair's
+    // bytes, one thread): the blocks' writes alone, nothing read, 0.63x streamed / 1.0x ordinary, against
+    // 2.6x for the same bytes in 512-byte bursts; V 0.52x (streamed lines) -> 0.70x (ordinary stores) ->
+    // 0.77-0.83x (staged 512-byte bursts); chunks of 128 / 512 / 1024 rows 0.59 / 0.74 / 0.70; prefetching
+    // the next chunk, row by row or line by line, changed nothing. A chunk with a slot no moved token holds
+    // (a null row) or a band the bound check cuts takes the blocks straight, with ordinary stores, so the
+    // stage never writes a byte the move does not own.
+    const std::int64_t chunk = kGatheredChunk, stage_row = chunk * target_bytes;
+    if (prefetch) w.line("// the chunk's rows are read by the blocks in bands; prefetching them measured no gain");
+    w.line("alignas(64) char kv_stage[" + std::to_string(32 * stage_row) + "];");
+    w.line("char* kv_stage_rows[32];");
+    w.line("for (int k = 0; k < 32; ++k) kv_stage_rows[k] = kv_stage + k * " + std::to_string(stage_row) + ";");
+    w.open("for (int64_t across1 = 0; across1 < kv_acrosses; across1 += " + std::to_string(chunk) + ")");
+    w.line("const int64_t chunk = kv_min(INT64_C(" + std::to_string(chunk) + "), kv_acrosses - across1);");
+    w.line("bool whole_chunk = chunk == " + std::to_string(chunk) + ";");
+    w.line("for (int64_t r = across1; r < across1 + chunk; ++r) whole_chunk = whole_chunk && kv_from_rows[static_cast<size_t>(r)] != nullptr;");
+    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
+    strided_rows(true, "down0", "downs");
+    w.open("if (whole_chunk && downs == 32)");
+    w.line("for (int64_t across0 = 0; across0 < chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_stage_rows, across0 * " + tb +
+           ", kv_from_rows.data() + across1 + across0, down0 * " + sb + ", 32, 32, false);");
+    w.open("for (int64_t r = 0; r < 32; ++r)");
+    w.line("char* const burst = kv_to[r] + across1 * " + tb + ";");
+    w.line("if (stream && reinterpret_cast<uintptr_t>(burst) % 16 == 0) kv_stream_copy<" + std::to_string(stage_row) + ">(burst, kv_stage_rows[r]);");
+    w.line("else std::memcpy(burst, kv_stage_rows[r], " + std::to_string(stage_row) + ");");
+    w.close();
+    w.close();
+    w.open("else");
+    w.line("for (int64_t across0 = across1; across0 < across1 + chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb +
+           ", kv_from_rows.data() + across0, down0 * " + sb + ", kv_min(INT64_C(32), across1 + chunk - across0), downs, false);");
+    w.close();
   } else if (!read_gathered_rows_whole(cell, source_bytes)) {
     // Outer: 32 strided target rows; inner: the gathered source rows, the next block's prefetched.
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");

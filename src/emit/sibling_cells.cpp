@@ -57,7 +57,7 @@ bool same_nest(const Cell& a, const Cell& b) {
 }
 
 bool within_a_page(const SideForm& a, const SideForm& b, int element_bytes) {
-  return a.tensor == b.tensor && a.instance_first == b.instance_first && std::abs(b.constant - a.constant) * element_bytes < 4096;
+  return a.tensor == b.tensor && a.instance_first == b.instance_first && std::abs(b.constant - a.constant) * element_bytes < kPageBytes;
 }
 
 std::vector<std::vector<Sibling>> sibling_groups(const Plan& plan, int source_bytes, int target_bytes) {

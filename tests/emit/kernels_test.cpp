@@ -446,6 +446,70 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   }
 }
 
+TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes; a burst written one element off is caught",
+          "[emit][kernels]") {
+  // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
+  // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk). The
+  // other kernel tests move at most 67 tokens, so no chunk is whole there. Here 300 slots: the first chunk
+  // whole when all 300 tokens are moved (staged), the second cut (44 slots, straight blocks); with 37 tokens
+  // moved every chunk holds absent slots (straight blocks, whose bytes the oracle sees stay poison). The
+  // control: the same kernels with the burst written one element later.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 300;
+  const auto target = spec::load_layout(catalog.find_layout("llamacpp-vtrans").string());
+  const auto T = enumerate::enumerate_layout(target, cache);
+  std::vector<std::string> sources, names;
+  std::vector<enumerate::Enumerated> enumerated;
+  const std::string burst = "char* const burst = kv_to[r] + across1 * 2;";
+  for (const char* name : {"vllm-flash-nhd", "sglang-mha", "vllm-packed-nhd", "hf-dynamic", "lmcache-2ltd"}) {
+    auto source = spec::load_layout(catalog.find_layout(name).string());
+    prove::Proof p = prove::prove(source, target, cache);
+    REQUIRE(emit::emittable(p.grade, false));
+    emit::EmitOptions o;
+    o.name = std::string("chunked_") + std::to_string(names.size());
+    o.streaming_from_bytes = 0;
+    std::string code = emit::emit_kernel(p, o);
+    if (code.find(burst) == std::string::npos) continue;  // this source's rows are read in bands, not whole
+    emit::EmitOptions o_broken = o;
+    o_broken.name = o.name + "_broken";
+    std::string broken = emit::emit_kernel(p, o_broken);
+    std::size_t replaced = 0;
+    for (std::size_t k = broken.find(burst); k != std::string::npos; k = broken.find(burst, k + 1), ++replaced)
+      broken.replace(k, burst.size(), "char* const burst = kv_to[r] + (across1 + 1) * 2;");
+    REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+    sources.push_back(code);
+    sources.push_back(broken);
+    names.push_back(o.name);
+    enumerated.push_back(enumerate::enumerate_layout(source, cache));
+  }
+  // All but vllm-packed-nhd when this was written: its rows (one head's dims, K and V interleaved per head)
+  // lie 16 rows' lengths apart, too sparse to stage (see stage_gathered_chunks in emit/cpu.cpp).
+  REQUIRE(names.size() >= 4);
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    INFO(enumerated[c].layout->name << " -> llamacpp-vtrans");
+    for (const std::string& variant : test::isa_variants()) {
+      test::ScopedIsa isa(variant);
+      for (std::size_t k = 0; k < 3; ++k) {
+        for (std::int64_t n : {std::int64_t{300}, std::int64_t{37}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(library.find(names[c]), enumerated[c], T, k, n, k == 1 ? 3 : 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+          if (n != 300) continue;  // with 37 tokens no chunk is whole: the broken burst is never written
+          test::KernelRun broken = test::run_against_oracle(library.find(names[c] + "_broken"), enumerated[c], T, k, n, 1);
+          CHECK(broken.code == 0);
+          CHECK(broken.wrong_bytes > 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose coalesced axis stops after one head is caught",
           "[emit][kernels]") {
   // Control for the coalesced down axis of gathered source rows (head*dim of SGLang's token pool, read per
