@@ -80,23 +80,32 @@ bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
   return step > 0 && step < kPageBytes;
 }
 
+// Whether one side's gathered rows are dense: neighbouring rows at most twice a row's length apart, by the
+// smallest step of what places them (the lookups, e.g. the token within its block, and the gathered mode's
+// own stride). Where they are sparse (one head's dims where K and V interleave per head, 16 rows' lengths
+// apart; SGLang's page_first host pool, a token's layers together, 32), a band of blocks over many rows
+// touches one line in each of as many pages.
+bool gathered_rows_dense(const Cell& cell, bool source_rows) {
+  const SideForm& side = source_rows ? cell.source : cell.target;
+  const int placing = source_rows ? cell.tile_target_contiguous : cell.tile_source_contiguous;  // the gathered mode
+  const std::int64_t row_length = source_rows ? cell.tile_source_extent : cell.tile_target_extent;
+  std::int64_t nearest = std::abs(side.stride[static_cast<std::size_t>(placing)]);
+  for (const Atom& a : side.atoms)
+    if (reads_tile_mode(cell, a) && a.coef != 0 && (nearest == 0 || std::abs(a.coef) < nearest)) nearest = std::abs(a.coef);
+  return nearest > 0 && nearest <= 2 * row_length;
+}
+
 // Whether gathered source rows are moved in staged chunks (see print_gathered_tile): when a chunk can be
 // whole (the tile has kGatheredChunk rows or more; the legacy V cache's 16-token rows never do) and the
-// rows are dense, neighbouring rows at most twice a row's length apart (the smallest step of the lookups
-// that place them, e.g. the token within its block), so that a chunk's bands read lines of the same few
-// pages. Measured on the moves into llamacpp-vtrans (2048 tokens, two runs in one process each, against
-// the blocks written straight): rows that abut (a token's heads and dims; or one head's dims where the
-// heads are outer, HND) 0.33-0.41 -> 0.44-0.56x of memcpy at one thread, 0.68-0.88 -> 0.84-1.15x at two;
-// LMCache's t2d rows, twice their length apart, 0.33 -> 0.41 / 0.66-0.75 -> 0.88-0.94; but sparse rows
-// lose: one head's dims where K and V interleave per head (16 times a row apart) 0.26-0.33 -> 0.22-0.30,
-// SGLang's page_first host pool (a token's layers together, 32 times) 0.39 -> 0.24 / 0.78 -> 0.55, a
-// chunk's band then reading one line from each of 256 pages.
+// rows are dense, so that a chunk's bands read lines of the same few pages. Measured on the moves into
+// llamacpp-vtrans (2048 tokens, two runs in one process each, against the blocks written straight): rows
+// that abut (a token's heads and dims; or one head's dims where the heads are outer, HND) 0.33-0.41 ->
+// 0.44-0.56x of memcpy at one thread, 0.68-0.88 -> 0.84-1.15x at two; LMCache's t2d rows, twice their
+// length apart, 0.33 -> 0.41 / 0.66-0.75 -> 0.88-0.94; but sparse rows lose: K and V interleaved per head
+// 0.26-0.33 -> 0.22-0.30, SGLang's page_first host pool 0.39 -> 0.24 / 0.78 -> 0.55.
 bool stage_gathered_chunks(const Cell& cell) {
   if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered || cell.tile_target_extent < kGatheredChunk) return false;
-  std::int64_t nearest = std::abs(cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)]);
-  for (const Atom& a : cell.source.atoms)
-    if (reads_tile_mode(cell, a) && a.coef != 0 && (nearest == 0 || std::abs(a.coef) < nearest)) nearest = std::abs(a.coef);
-  return nearest > 0 && nearest <= 2 * cell.tile_source_extent;
+  return gathered_rows_dense(cell, true);
 }
 
 // A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
@@ -161,7 +170,27 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   const std::string sb = std::to_string(source_bytes), tb = std::to_string(target_bytes);
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
-  if (cell.tile_target_rows_gathered) {
+  if (cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false)) {
+    // Sparse gathered target rows (see gathered_rows_dense): outer, 32 of them; inner, the source's strided
+    // rows in bands of 32, so that each target row is written whole (its lines in a row) before the next,
+    // while the source's rows are read as sequential streams, 64 bytes per band. With the target rows inner,
+    // each received one 64-byte line per band, a page or more from the last. Measured on llamacpp-vtrans ->
+    // vllm-packed-nhd (2048 tokens, two runs in one process): V alone 8.7-8.8 -> 9.5-9.9 GiB/s at one thread,
+    // 15.0-15.3 -> 17.7-17.9 at two; -> sglang-host-page-head 6.3-6.5 -> 6.8-6.9 and 11.4-11.6 -> 12.0-12.2
+    // (the pair). For dense target rows (hf-dynamic, vllm-flash-hnd and -nhd) the order made no difference.
+    w.line("const int64_t kv_acrosses = kv_max(INT64_C(0), " + count_of(false, "0", 0) + ");");
+    w.line("kv_from_rows.resize(static_cast<size_t>(kv_acrosses));");
+    w.line("for (int64_t r = 0; r < kv_acrosses; ++r) kv_from_rows[static_cast<size_t>(r)] = " + pointer_name(true) + " + (" +
+           final_offset(cell, true) + " + r * " + i64(source_row) + ") * " + sb + ";");
+    w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
+    w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
+    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+    w.line("if (down0 + 32 < kv_downs) for (int64_t r = across0; r < across0 + acrosses; ++r) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + (down0 + 32) * " +
+           sb + ");");
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
+           ", acrosses, downs, stream);");
+  } else if (cell.tile_target_rows_gathered) {
     // Outer: 32 source rows (strided, or gathered too); inner: the gathered target rows.
     if (cell.tile_source_rows_gathered) {
       w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");

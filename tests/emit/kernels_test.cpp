@@ -207,7 +207,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
   std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0,
-              columns16 = 0, run_pairs = 0, interleaved = 0;
+              columns16 = 0, run_pairs = 0, interleaved = 0, sparse_target_rows = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -224,6 +224,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
       run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos;
       interleaved += source.find("for (int64_t sub = 0; sub < kv_passes; ++sub)") != std::string::npos;
+      sparse_target_rows += source.find("kv_from_rows.resize(") != std::string::npos;
       gathered += source.find("kv_transpose_rows_block<2>(kv_to") != std::string::npos;
       inverted += source.find("std::vector<int32_t> kv_inverse0") != std::string::npos;
       sources[cases.size() % sources.size()] += source;
@@ -245,6 +246,9 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   // Nests that read the same source pages run in interleaved passes (vllm-packed-nhd's K and V per head
   // into the legacy caches and llamacpp-vtrans), each pass a share of every thread's part (3 threads here).
   CHECK(interleaved >= 3);
+  // Sparse gathered target rows (llamacpp-vtrans's V into vllm-packed-nhd, K and V interleaved per head):
+  // the target rows outer, each written whole before the next.
+  CHECK(sparse_target_rows >= 1);
   // Gathered-row tiles (legacy V <-> SGLang's token pool, llama.cpp's transposed V), with 64 slots here:
   // whole 32 x 32 blocks of streamed lines when every token is moved, 8 x 8 and row by row when 37 are.
   CHECK(gathered >= 20);
@@ -508,6 +512,23 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
       }
     }
   }
+}
+
+TEST_CASE("the kernel tests see sparse gathered target rows written whole: a kernel that swaps two source rows is caught", "[emit][kernels]") {
+  // Control for the gathered-tile order where the target's rows are sparse (see gathered_rows_dense in
+  // emit/cpu.cpp): llama.cpp's transposed V into vLLM's packed NHD cache, whose rows of one head's V lie
+  // between K's. The broken kernel reads source rows r and r ^ 1 swapped (dims 2k and 2k + 1 of a head).
+  ControlKernels c = control_kernels("llamacpp-vtrans", "vllm-packed-nhd", "sparse_rows", "swapped_rows");
+  const std::string fill = "kv_from_rows[static_cast<size_t>(r)] = pS + (";
+  std::size_t replaced = 0;
+  for (std::size_t k = c.broken.find(fill); k != std::string::npos; k = c.broken.find(fill, k + 1)) {
+    const std::size_t step = c.broken.find(" + r * INT64_C(", k);
+    REQUIRE(step != std::string::npos);
+    c.broken.replace(step, 7, " + (r ^ 1) * ");
+    ++replaced;
+  }
+  REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+  check_controls(c, true, c.cache.params.at("num_tokens"));
 }
 
 TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose coalesced axis stops after one head is caught",
