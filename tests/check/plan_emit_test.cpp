@@ -118,7 +118,7 @@ TEST_CASE("plan emit: control: one corrupted offset is a wrong mapping", "[plan-
   }
 }
 
-TEST_CASE("plan emit: a scope emits only its positions; a refused pair is not emitted", "[plan-emit]") {
+TEST_CASE("plan emit: a scope emits only its positions, a refused pair is not emitted", "[plan-emit]") {
   prove::Proof proof = proof_of(kPairs[0], "small");
   check::PlanEmitOptions o = with(check::PlanFormat::Families);
   o.scope = "token < 40 && layer == 1";

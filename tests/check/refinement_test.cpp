@@ -145,7 +145,7 @@ TEST_CASE("refinement (a) at production size: llama-3.1-70b", "[check][refinemen
   CHECK(check::check_refinement(real, offset_layout(real, kPageFirst)).verdict == check::Verdict::Ok);
 }
 
-TEST_CASE("refinement (b): an HND head slice over an NHD page is WRONG_MAPPING; the NHD slice is OK", "[check][refinement]") {
+TEST_CASE("refinement (b): an HND head slice over an NHD page is WRONG_MAPPING, the NHD slice is OK", "[check][refinement]") {
   for (const char* cache : {"small", "llama-3.1-70b"}) {
     const auto real = test::bind_named("vllm-flash-nhd", cache);
     const auto hnd = bind_data("hnd-slice-over-vllm-nhd", cache);

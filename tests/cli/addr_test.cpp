@@ -87,7 +87,7 @@ TEST_CASE("kvlayout addr --all: every position's address, row-major, agreeing wi
   CHECK(seen.size() == j["addresses"].size());
 }
 
-TEST_CASE("kvlayout addr --all: positions a layout does not hold are null; an out-of-bounds one fails naming it", "[cli][addr]") {
+TEST_CASE("kvlayout addr --all: positions a layout does not hold are null, an out-of-bounds one fails naming it", "[cli][addr]") {
   auto r = run_kvlayout("addr vllm-flash-nhd-tp2-r0 --cache small --all --json");
   REQUIRE(r.exit_code == 0);
   Json j = Json::parse(r.out);

@@ -150,7 +150,7 @@ TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's
   CHECK(not_exact > 0);
 }
 
-TEST_CASE("one kernel's code under two names has one code key; two pairs' kernels have two", "[emit][kernels]") {
+TEST_CASE("one kernel's code under two names has one code key, two pairs' kernels have two", "[emit][kernels]") {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto small = spec::load_cache(catalog.find_cache("small").string());
   auto layout = [&](const char* name) { return spec::load_layout(catalog.find_layout(name).string()); };
@@ -450,7 +450,7 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   }
 }
 
-TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes; a burst written one element off is caught",
+TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes, a burst written one element off is caught",
           "[emit][kernels]") {
   // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
   // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk). The
