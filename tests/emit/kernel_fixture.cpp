@@ -1,6 +1,7 @@
 #include "emit/kernel_fixture.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "enumerate/patterns.hpp"
@@ -42,7 +43,7 @@ std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated&
 }
 
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
-                             std::int64_t num_tokens, int threads) {
+                             std::int64_t num_tokens, int threads, std::size_t target_shift) {
   enumerate::Storage src(*S.bound, S.maps[k]), dst(*T.bound, T.maps[k]), expected(*T.bound, T.maps[k]);
   const enumerate::Patterns ps = enumerate::patterns_for(S.layout->dtype), pt = enumerate::patterns_for(T.layout->dtype);
   for (std::int64_t e = 0; e < src.elements(); ++e)
@@ -56,9 +57,25 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, cons
   for (auto& t : st) stp.push_back(t.data());
   for (auto& t : dt) dtp.push_back(t.data());
   std::vector<void*> sp = const_cast<enumerate::Storage&>(src).bases(), dp = dst.bases();
+  // Shifted targets: copies of the poisoned buffers, each at target_shift past the source modulo 4 KiB.
+  std::vector<std::vector<char>> shifted;
+  if (target_shift > 0) {
+    const auto source_at = reinterpret_cast<std::uintptr_t>(sp.at(0));
+    for (std::size_t b = 0; b < dst.buffers().size(); ++b) {
+      const auto& buffer = dst.buffers()[b];
+      shifted.emplace_back(buffer.size() + 8192);
+      const auto start = reinterpret_cast<std::uintptr_t>(shifted.back().data());
+      const std::size_t skip = (source_at + target_shift - start) % 4096;
+      char* at = shifted.back().data() + skip;
+      std::memcpy(at, buffer.data(), buffer.size());
+      dp.at(b) = at;
+    }
+  }
   run.code = kernel(sp.data(), dp.data(), stp.empty() ? nullptr : stp.data(), dtp.empty() ? nullptr : dtp.data(), num_tokens, threads);
-  for (std::size_t b = 0; b < dst.buffers().size(); ++b)
-    for (std::size_t i = 0; i < dst.buffers()[b].size(); ++i) run.wrong_bytes += dst.buffers()[b][i] != expected.buffers()[b][i];
+  for (std::size_t b = 0; b < dst.buffers().size(); ++b) {
+    const char* got = target_shift > 0 ? static_cast<const char*>(dp[b]) : reinterpret_cast<const char*>(dst.buffers()[b].data());
+    for (std::size_t i = 0; i < dst.buffers()[b].size(); ++i) run.wrong_bytes += got[i] != static_cast<char>(expected.buffers()[b][i]);
+  }
   return run;
 }
 

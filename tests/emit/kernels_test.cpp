@@ -514,6 +514,52 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
   }
 }
 
+TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB moves the oracle's bytes, and a broken backward copy is caught",
+          "[emit][kernels]") {
+  // kv_copy (emit/cpu.cpp) copies a run that could have been streamed backward where the target lies less
+  // than 256 bytes past the source modulo 4 KiB (forward, each load waits on the store just issued). The
+  // fixture places the target buffers 16 and 48 bytes past the source (as np.empty's arrays lie) and
+  // compares every byte; the control stores each backward step 16 (AVX2) or 8 (SSE2) bytes off.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;  // a block of 16 tokens x 4 heads x 32 dims: one 4 KiB run
+  const auto source = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
+  const auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  prove::Proof p = prove::prove(source, target, cache);
+  emit::EmitOptions o;
+  o.name = "near_runs";
+  const std::string code = emit::emit_kernel(p, o);
+  REQUIRE(code.find("else kv_copy<4096>(") != std::string::npos);
+  emit::EmitOptions o_broken = o;
+  o_broken.name = "near_runs_broken";
+  std::string broken = emit::emit_kernel(p, o_broken);
+  std::size_t replaced = 0;
+  for (const auto& [step, off] : {std::pair<std::string, std::string>{"_mm256_storeu_si256(reinterpret_cast<__m256i*>(to + k - 32)",
+                                                                      "_mm256_storeu_si256(reinterpret_cast<__m256i*>(to + k - 16)"},
+                                  {"_mm_storeu_si128(reinterpret_cast<__m128i*>(to + k - 16)", "_mm_storeu_si128(reinterpret_cast<__m128i*>(to + k - 8)"}})
+    for (std::size_t k = broken.find(step); k != std::string::npos; k = broken.find(step, k + 1), ++replaced) broken.replace(k, step.size(), off);
+  REQUIRE(replaced >= 3);  // kv_copy's step in the AVX2 variant and in the baseline's (and the portable fallback's)
+  test::TempDir dir;
+  test::KernelLibrary library({code, broken}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (std::size_t shift : {std::size_t{0}, std::size_t{16}, std::size_t{48}}) {
+        INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, target " << shift << " bytes past the source");
+        test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, 67, 1, shift);
+        CHECK(run.code == 0);
+        CHECK(run.wrong_bytes == 0);
+        CHECK(run.moved > 0);
+        if (shift == 0) continue;  // unshifted buffers lie wherever the allocator put them
+        test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, 67, 1, shift);
+        CHECK(bad.code == 0);
+        CHECK(bad.wrong_bytes > 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("the kernel tests see sparse gathered target rows written whole: a kernel that swaps two source rows is caught", "[emit][kernels]") {
   // Control for the gathered-tile order where the target's rows are sparse (see gathered_rows_dense in
   // emit/cpu.cpp): llama.cpp's transposed V into vLLM's packed NHD cache, whose rows of one head's V lie
