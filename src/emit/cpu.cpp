@@ -476,6 +476,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
 // its runs are read in the source's order, which streams only into line-aligned targets): 94 ms a move.
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_copy(char* to, const char* from) {
+  // The distance modulo 4 KiB in 1..255 (unsigned: a distance of 0 wraps past 255 and copies forward).
   if (BYTES >= 256 && (reinterpret_cast<uintptr_t>(to) - reinterpret_cast<uintptr_t>(from)) % 4096 - 1 < 255) {
     int64_t k = BYTES;
 #if KV_AVX2
