@@ -219,7 +219,6 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     // (a null row) or a band the bound check cuts takes the blocks straight, with ordinary stores, so the
     // stage never writes a byte the move does not own.
     const std::int64_t chunk = kGatheredChunk, stage_row = chunk * target_bytes;
-    if (prefetch) w.line("// the chunk's rows are read by the blocks in bands; prefetching them measured no gain");
     w.line("alignas(64) char kv_stage[" + std::to_string(32 * stage_row) + "];");
     w.line("char* kv_stage_rows[32];");
     w.line("for (int k = 0; k < 32; ++k) kv_stage_rows[k] = kv_stage + k * " + std::to_string(stage_row) + ";");
