@@ -44,12 +44,19 @@ HEADLINE = [("hf-dynamic", "vllm-flash-nhd"), ("vllm-flash-nhd", "lmcache-2ltd")
             ("vllm-flash-nhd", "sglang-mha"), ("vllm-flash-nhd", "vllm-flash-hnd"), ("vllm-paged-legacy", "vllm-flash-nhd")]
 
 
+# --placement numpy: every buffer where np.empty puts it (16 bytes past a page), not on a page.
+PLACE_ON_PAGES = True
+
+
 def empty_on_pages(shape):
     """An uninitialised int16 array that starts on a 4 KiB page, as the sweep's buffers do and as a serving
     engine's cache does (torch's allocators align to 64 bytes or more, pinned host memory to pages).
     np.empty's large arrays start 16 bytes past a page (malloc's header): every 4 KiB block of a
-    page-aligned layout then straddles two pages and 65 lines (measured: the kernel of hf-dynamic ->
-    vllm-flash-hnd 25-28 ms there against 15.4 ms on pages; numpy took 28 ms either way)."""
+    page-aligned layout then straddles two pages and 65 lines (measured before the kernels streamed into
+    targets off a line: the kernel of hf-dynamic -> vllm-flash-hnd 25-28 ms there against 15.4 ms on
+    pages; numpy took 28 ms either way)."""
+    if not PLACE_ON_PAGES:
+        return np.empty(shape, np.int16)
     count = int(np.prod(shape))
     raw = np.empty(count * 2 + 4096, np.uint8)
     start = (-raw.ctypes.data) % 4096
@@ -234,7 +241,11 @@ def main():
                     help="only these pairs (repeatable; SOURCE or TARGET may be *)")
     ap.add_argument("--json")
     ap.add_argument("--verify-only", action="store_true")
+    ap.add_argument("--placement", choices=["page", "numpy"], default="page",
+                    help="buffers on 4 KiB pages (default), or where np.empty puts them (16 bytes past a page)")
     args = ap.parse_args()
+    global PLACE_ON_PAGES
+    PLACE_ON_PAGES = args.placement == "page"
     threads = [int(t) for t in args.threads.split(",")]
     tokens = max(32, (args.mib << 20) // (L * 2 * H * D * 2) // 32 * 32)
     names = ["vllm-flash-nhd", "vllm-flash-hnd", "sglang-mha", "lmcache-2ltd", "vllm-paged-legacy", "trtllm-pool", "hf-dynamic",

@@ -60,6 +60,9 @@ struct Options {
   // --roofline: every pair of runs under 0.8x memcpy at some thread count is timed again against its own
   // access pattern replayed (access_replay.hpp), interleaved with the kernel and memcpy.
   bool roofline = false;
+  // --source-offset / --target-offset N: every instance of that side starts N bytes past a page (np.empty's
+  // large arrays start 16 past one); 0 by default, as an engine's cache does.
+  std::int64_t source_offset = 0, target_offset = 0;
 };
 
 const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-flash-nhd", "lmcache-2ltd"},
@@ -102,17 +105,19 @@ struct Side {
   std::vector<const std::int32_t*> table_bases;
 };
 
-// The bytes a side takes from the arena.
+// The bytes a side takes from the arena, with room for instances placed up to a page past their start.
 std::size_t side_bytes(const layout::BoundLayout& b) {
   std::size_t total = 0;
-  for (const auto& t : b.tensors) total += static_cast<std::size_t>(t.instances) * ((static_cast<std::size_t>(t.size * b.element_bytes()) + 4095) / 4096 * 4096);
+  for (const auto& t : b.tensors) total += static_cast<std::size_t>(t.instances) * ((static_cast<std::size_t>(t.size * b.element_bytes()) + 4095) / 4096 * 4096 + 4096);
   return total;
 }
 
-Side allocate(const layout::BoundLayout& b, std::uint64_t seed, Arena& arena) {
+// @pre 0 <= offset < 4096: every instance starts `offset` bytes past a page.
+Side allocate(const layout::BoundLayout& b, std::uint64_t seed, Arena& arena, std::int64_t offset) {
   Side s;
   for (const auto& t : b.tensors)
-    for (std::int64_t i = 0; i < t.instances; ++i) s.bases.push_back(arena.take(static_cast<std::size_t>(t.size * b.element_bytes())));
+    for (std::int64_t i = 0; i < t.instances; ++i)
+      s.bases.push_back(arena.take(static_cast<std::size_t>(t.size * b.element_bytes() + offset)) + offset);
   s.tables = layout::int32_entries(b, layout::random_tables(b, seed));
   for (auto& t : s.tables) s.table_bases.push_back(t.data());
   return s;
@@ -364,7 +369,7 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
   const layout::BoundLayout sb = layout::bind(p.source_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   const layout::BoundLayout tb = layout::bind(p.target_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   arena.reset();
-  Side s = allocate(sb, 1, arena), t = allocate(tb, 2, arena);
+  Side s = allocate(sb, 1, arena, o.source_offset), t = allocate(tb, 2, arena, o.target_offset);
   const std::size_t bytes = static_cast<std::size_t>(held_bytes(sb));
   char* const from = arena.take(bytes);
   char* const to = arena.take(bytes);
@@ -538,10 +543,20 @@ Options parse(int argc, char** argv) {
     else if (a == "--isa-ab") o.isa_ab = true;
     else if (a == "--headline-only") o.headline_only = true;
     else if (a == "--roofline") o.roofline = true;
+    else if (a == "--source-offset" || a == "--target-offset") {
+      const std::string value = next();
+      char* end = nullptr;
+      const long long n = std::strtoll(value.c_str(), &end, 10);
+      if (end == value.c_str() || *end != '\0' || n < 0 || n >= 4096) {
+        std::cerr << "kvlayout_bench_sweep: " << a << " takes a byte count in 0..4095, not '" << value << "'\n";
+        std::exit(2);
+      }
+      (a == "--source-offset" ? o.source_offset : o.target_offset) = n;
+    }
     else {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
                    "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
-                   "                            [--headline-only] [--roofline]\n";
+                   "                            [--headline-only] [--roofline] [--source-offset N] [--target-offset N]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }

@@ -43,7 +43,7 @@ std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated&
 }
 
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
-                             std::int64_t num_tokens, int threads, std::size_t target_shift) {
+                             std::int64_t num_tokens, int threads, std::size_t target_shift, bool shift_past_page) {
   enumerate::Storage src(*S.bound, S.maps[k]), dst(*T.bound, T.maps[k]), expected(*T.bound, T.maps[k]);
   const enumerate::Patterns ps = enumerate::patterns_for(S.layout->dtype), pt = enumerate::patterns_for(T.layout->dtype);
   for (std::int64_t e = 0; e < src.elements(); ++e)
@@ -57,10 +57,11 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, cons
   for (auto& t : st) stp.push_back(t.data());
   for (auto& t : dt) dtp.push_back(t.data());
   std::vector<void*> sp = const_cast<enumerate::Storage&>(src).bases(), dp = dst.bases();
-  // Shifted targets: copies of the poisoned buffers, each at target_shift past the source modulo 4 KiB.
+  // Shifted targets: copies of the poisoned buffers, each at target_shift past the source (or a page)
+  // modulo 4 KiB.
   std::vector<std::vector<char>> shifted;
   if (target_shift > 0) {
-    const auto source_at = reinterpret_cast<std::uintptr_t>(sp.at(0));
+    const std::uintptr_t source_at = shift_past_page ? 0 : reinterpret_cast<std::uintptr_t>(sp.at(0));
     for (std::size_t b = 0; b < dst.buffers().size(); ++b) {
       const auto& buffer = dst.buffers()[b];
       shifted.emplace_back(buffer.size() + 8192);

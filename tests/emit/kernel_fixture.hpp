@@ -46,9 +46,11 @@ struct KernelRun {
 // choice k, and compares every destination byte.
 // With `target_shift` > 0 each target buffer is a copy placed `target_shift` bytes past the first source
 // buffer's address modulo 4 KiB (16-byte aligned shifts keep the ABI's alignment): the placement of
-// np.empty's arrays, where a copy that runs forward meets 4 KiB aliasing.
+// np.empty's arrays, where a copy that runs forward meets 4 KiB aliasing. With `shift_past_page`, each
+// is placed `target_shift` bytes past a page instead (off a line, whatever the source's placement).
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& source, const enumerate::Enumerated& target,
-                             std::size_t k, std::int64_t num_tokens, int threads, std::size_t target_shift = 0);
+                             std::size_t k, std::int64_t num_tokens, int threads, std::size_t target_shift = 0,
+                             bool shift_past_page = false);
 
 // int32 copies of a side's tables under choice k, and the pointer arrays the ABI takes.
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k);

@@ -78,6 +78,21 @@ void check_controls(const ControlKernels& c, bool every_variant, std::int64_t nu
   }
 }
 
+// LMCache's two-tier cache into vLLM's flash cache on the small shape with head_size 32: each block of 16
+// tokens x 4 heads x 32 dims is one 4 KiB run, read in the source's order.
+struct FourKibRuns {
+  prove::Proof proof;
+  enumerate::Enumerated source, target;
+};
+FourKibRuns four_kib_runs() {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  const auto source = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
+  const auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
+}
+
 }  // namespace
 
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
@@ -520,12 +535,8 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
   // than 256 bytes past the source modulo 4 KiB (forward, each load waits on the store just issued). The
   // fixture places the target buffers 16 and 48 bytes past the source (as np.empty's arrays lie) and
   // compares every byte; the control stores each backward step 16 (AVX2) or 8 (SSE2) bytes off.
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 32;  // a block of 16 tokens x 4 heads x 32 dims: one 4 KiB run
-  const auto source = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
-  const auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
-  prove::Proof p = prove::prove(source, target, cache);
+  const FourKibRuns r = four_kib_runs();
+  const prove::Proof& p = r.proof;
   emit::EmitOptions o;
   o.name = "near_runs";
   const std::string code = emit::emit_kernel(p, o);
@@ -541,7 +552,7 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
   REQUIRE(replaced >= 3);  // kv_copy's step in the AVX2 variant and in the baseline's (and the portable fallback's)
   test::TempDir dir;
   test::KernelLibrary library({code, broken}, dir.path().string());
-  const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
+  const auto &S = r.source, &T = r.target;
   for (const std::string& variant : test::isa_variants()) {
     test::ScopedIsa isa(variant);
     for (std::size_t k = 0; k < 3; ++k) {
@@ -555,6 +566,57 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
         test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, 67, 1, shift);
         CHECK(bad.code == 0);
         CHECK(bad.wrong_bytes > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("runs of whole lines streamed into a target off a line move the oracle's bytes, and broken part lines are caught",
+          "[emit][kernels]") {
+  // kv_stream_copy (emit/cpu.cpp) streams a run of whole lines into a target that starts off a line (np.empty's
+  // arrays start 16 bytes past a page) with its two part lines written by ordinary stores. LMCache's
+  // two-tier cache into vLLM's flash cache reads its 4 KiB runs in the source's order; streaming is forced
+  // (streaming_from_bytes 0) and the targets are placed 16, 32 and 48 bytes past a page. The controls
+  // leave the first 16 bytes of the head, or the last 16 of the tail, unwritten.
+  const FourKibRuns r = four_kib_runs();
+  const prove::Proof& p = r.proof;
+  emit::EmitOptions o;
+  o.streaming_from_bytes = 0;
+  o.name = "lines_off";
+  const std::string code = emit::emit_kernel(p, o);
+  REQUIRE(code.find("if (stream) kv_stream_copy<4096>(") != std::string::npos);
+  const std::string head = "for (int64_t k = 0; k < 64 - off; k += 16)", tail = "for (int64_t k = BYTES - off; k < BYTES; k += 16)";
+  auto broken = [&](const std::string& name, const std::string& from, const std::string& to) {
+    emit::EmitOptions b = o;
+    b.name = name;
+    std::string text = emit::emit_kernel(p, b);
+    std::size_t replaced = 0;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced) text.replace(at, from.size(), to);
+    REQUIRE(replaced >= 2);  // the copy of each instruction-set variant
+    return text;
+  };
+  const std::string no_head = broken("lines_off_no_head", head, "for (int64_t k = 16; k < 64 - off; k += 16)");
+  const std::string no_tail = broken("lines_off_no_tail", tail, "for (int64_t k = BYTES - off; k < BYTES - 16; k += 16)");
+  test::TempDir dir;
+  test::KernelLibrary library({code, no_head, no_tail}, dir.path().string());
+  const auto &S = r.source, &T = r.target;
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (std::size_t shift : {std::size_t{64}, std::size_t{16}, std::size_t{32}, std::size_t{48}}) {
+        INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, target " << shift << " bytes past a page");
+        test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, 67, 1, shift, true);
+        CHECK(run.code == 0);
+        CHECK(run.wrong_bytes == 0);
+        CHECK(run.moved > 0);
+        for (const char* name : {"lines_off_no_head", "lines_off_no_tail"}) {
+          INFO(name);
+          test::KernelRun bad = test::run_against_oracle(library.find(name), S, T, k, 67, 1, shift, true);
+          CHECK(bad.code == 0);
+          // On a line the part-line copies are not taken: the broken kernels move every byte.
+          if (shift == 64) CHECK(bad.wrong_bytes == 0);
+          else CHECK(bad.wrong_bytes > 0);
+        }
       }
     }
   }
