@@ -438,15 +438,22 @@ const char* kCopies = R"(template <int64_t BYTES>
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 3);
 }
 
-// The streamed copy of `bytes` (a multiple of 16) into a 16-byte aligned target.
-[[maybe_unused]] static inline void kv_stream_span(char* to, const char* from, int64_t bytes) {
+// A run copied with streaming stores (no read-for-ownership of the lines it overwrites), into a target that
+// may start off a line: a run's part lines are streamed too. Measured with every target 16 bytes past a
+// page (np.empty's large arrays), 256 MiB, one thread: hf-dynamic -> sglang-mha (256-byte runs in the
+// source's order, neighbours in a target line written far apart) 0.94-1.06x of memcpy, against 0.60x
+// with the part lines written by ordinary stores and 0.50-0.54x not streaming at all (what kernels with a
+// cell read in the source's order did there before: their prologue asked for 64-byte aligned targets).
+// @pre `to` is 16-byte aligned, BYTES a multiple of 16.
+template <int64_t BYTES>
+static inline void kv_stream_copy(char* to, const char* from) {
 #if KV_AVX2
   // Four 32-byte streams per step: at one thread the copy loop's own instructions, not memory, bounded the
   // 16-byte loop (measured on llamacpp -> sglang-mha, 2 KiB runs: 0.56x -> 0.70x of memcpy).
   // 32-byte streaming stores need 32-byte aligned targets; the caller guarantees 16.
-  int64_t k = reinterpret_cast<uintptr_t>(to) % 32 == 0 || bytes == 0 ? 0 : 16;
+  int64_t k = reinterpret_cast<uintptr_t>(to) % 32 == 0 ? 0 : 16;
   if (k != 0) _mm_stream_si128(reinterpret_cast<__m128i*>(to), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
-  for (; k + 128 <= bytes; k += 128) {
+  for (; k + 128 <= BYTES; k += 128) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k + 32));
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k + 64));
@@ -456,36 +463,16 @@ const char* kCopies = R"(template <int64_t BYTES>
     _mm256_stream_si256(reinterpret_cast<__m256i*>(to + k + 64), c);
     _mm256_stream_si256(reinterpret_cast<__m256i*>(to + k + 96), d);
   }
-  for (; k + 32 <= bytes; k += 32)
+  for (; k + 32 <= BYTES; k += 32)
     _mm256_stream_si256(reinterpret_cast<__m256i*>(to + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k)));
-  for (; k < bytes; k += 16)
+  for (; k < BYTES; k += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
 #elif defined(__SSE2__)
-  for (int64_t k = 0; k < bytes; k += 16)
+  for (int64_t k = 0; k < BYTES; k += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
 #else
-  std::memcpy(to, from, static_cast<size_t>(bytes));
+  std::memcpy(to, from, BYTES);
 #endif
-}
-
-// A run copied with streaming stores (no read-for-ownership of the lines it overwrites). A run of whole
-// lines whose target starts off a line (a caller's cache 16 bytes past a page, as np.empty's large arrays
-// are) writes the part lines at its two ends with ordinary stores, so no streamed line is left half
-// written for another run, perhaps much later, to finish: write-combining flushes a part line as partial
-// writes. Before, kernels that read runs in the source's order did not stream into such targets at all:
-// 2x slower (hf-dynamic -> vllm-flash-hnd, target 16 bytes off a line, 256 MiB: 42-48 -> 22-26 ms at one
-// thread; streaming the part lines too measured the same on this EPYC).
-// @pre `to` is 16-byte aligned, BYTES a multiple of 16.
-template <int64_t BYTES>
-static inline void kv_stream_copy(char* to, const char* from) {
-  const int64_t off = static_cast<int64_t>(reinterpret_cast<uintptr_t>(to) % 64);
-  if (BYTES % 64 == 0 && off != 0) {
-    for (int64_t k = 0; k < 64 - off; k += 16) std::memcpy(to + k, from + k, 16);
-    kv_stream_span(to + 64 - off, from + 64 - off, BYTES - 64);
-    for (int64_t k = BYTES - off; k < BYTES; k += 16) std::memcpy(to + k, from + k, 16);
-    return;
-  }
-  kv_stream_span(to, from, BYTES);
 }
 
 // The ordinary copy of a run that could have been streamed. Where the target lies less than 256 bytes past
@@ -1086,8 +1073,7 @@ void print_entry(CodeWriter& w, const prove::Proof& p, const Plan& plan, const E
   const std::int64_t target_bytes = layout::byte_offset(layout::storage_elements(T), T.element_bytes());
   std::int64_t bytes_per_token = std::max<std::int64_t>(1, target_bytes / std::max<std::int64_t>(1, plan.capacity));
   w.line("bool stream = num_tokens >= " + i64(o.streaming_from_bytes / bytes_per_token) + ";");
-  // 16-byte streaming stores need 16-byte aligned targets; kv_stream_copy keeps the part lines of a run of
-  // whole lines off the streaming stores (a cell read in the source's order writes such runs far apart).
+  // 16-byte streaming stores need 16-byte aligned targets (a line-aligned one is not needed: kv_stream_copy).
   w.line("for (int i = 0; i < " + std::to_string(instance_count(T)) + "; ++i) stream = stream && reinterpret_cast<uintptr_t>(dst[i]) % 16 == 0;");
   w.line("const auto run = " + run_part + ";");
   w.line("auto work = [&](int64_t part) { run(src, dst, " + run_src_tables + ", " + run_dst_tables + ", num_tokens, part, parts, stream); };");

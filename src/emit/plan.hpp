@@ -73,8 +73,8 @@ struct Cell {
   std::vector<int> loops;        // every other mode with extent > 1, outermost first
   // loops[source_order_from..] are ordered by the source, not the target (see order_by_source in
   // plan.cpp); -1 when every loop follows the target. Its runs are then whole target lines where the target
-  // starts on a line (runs_are_whole_target_lines); off a line, kv_stream_copy writes each run's two part
-  // lines with ordinary stores.
+  // starts on a line (runs_are_whole_target_lines); off a line they are streamed all the same (measured:
+  // see kv_stream_copy).
   int source_order_from = -1;
   // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
   // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
