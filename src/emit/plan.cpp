@@ -562,7 +562,11 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
   // Gathered rows copy elements unconverted (a converting move keeps one conversion per element).
   if (cell.run.empty() && cell.tile_target_contiguous < 0 && same_type) find_gathered_tile(cell, candidates);
   order_loops(cell);
-  if (same_type) order_by_source(cell, S.element_bytes());
+  if (same_type) {
+    const std::vector<int> by_target = cell.loops;
+    order_by_source(cell, S.element_bytes());
+    if (cell.source_order_from >= 0) cell.target_order_loops = by_target;
+  }
   return cell;
 }
 

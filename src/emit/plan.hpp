@@ -76,6 +76,10 @@ struct Cell {
   // starts on a line (runs_are_whole_target_lines); off a line they are streamed all the same (measured:
   // see kv_stream_copy).
   int source_order_from = -1;
+  // Where source_order_from >= 0, the loops in the target's order (phase 5): the CPU kernel takes them
+  // instead when a target instance starts off a 64-byte line, where the source's order measured slower
+  // (see print_variant in cpu.cpp).
+  std::vector<int> target_order_loops;
   // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
   // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
   // inside the innermost loop instead of element by element; -1 when not.

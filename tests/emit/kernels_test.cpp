@@ -5,6 +5,7 @@
 // carries that this CPU has (baseline SSE2, AVX2).
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -571,29 +572,51 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
   }
 }
 
-TEST_CASE("runs streamed into a target off a line move the oracle's bytes, and a dropped leading store is caught", "[emit][kernels]") {
+TEST_CASE("runs streamed into a target off a line move the oracle's bytes in either nest, and broken copies are caught", "[emit][kernels]") {
   // Kernels stream into any 16-byte aligned target (emit/cpu.cpp, kv_stream_copy): np.empty's arrays start
   // 16 bytes past a page. LMCache's two-tier cache into vLLM's flash cache reads its 4 KiB runs in the
-  // source's order; streaming is forced (streaming_from_bytes 0) and the targets are placed 16, 32 and 48
-  // bytes past a page (and 64: on a line). The control drops the AVX2 copy's leading 16-byte store, which
-  // a target 16 bytes off a 32-byte boundary takes.
+  // source's order where every target starts on a line, and in the target's order (cell0_off_lines)
+  // where one does not. Streaming is forced (streaming_from_bytes 0) and the targets are placed 64 (on a
+  // line), 16, 32 and 48 bytes past a page. Controls: the AVX2 copy's leading 16-byte store dropped (taken
+  // where the target is 16 bytes off 32), and the block at target offset 0 skipped in one nest only.
   const FourKibRuns r = four_kib_runs();
   emit::EmitOptions o;
   o.streaming_from_bytes = 0;
   o.name = "lines_off";
   const std::string code = emit::emit_kernel(r.proof, o);
-  REQUIRE(code.find("if (stream) kv_stream_copy<4096>(") != std::string::npos);
-  emit::EmitOptions b = o;
-  b.name = "lines_off_no_lead";
-  std::string broken = emit::emit_kernel(r.proof, b);
-  const std::string lead =
-      "if (k != 0) _mm_stream_si128(reinterpret_cast<__m128i*>(to), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));";
-  std::size_t replaced = 0;
-  for (std::size_t at = broken.find(lead); at != std::string::npos; at = broken.find(lead, at), ++replaced) broken.replace(at, lead.size(), "(void)k;");
-  REQUIRE(replaced == 2);  // the copy's text in each instruction-set variant (compiled in the AVX2 one)
+  REQUIRE(code.find("(kv_lines ? cell0 : cell0_off_lines)(") != std::string::npos);
+  auto broken = [&](const std::string& name, const std::function<std::size_t(std::string&)>& edit) {
+    emit::EmitOptions b = o;
+    b.name = name;
+    std::string text = emit::emit_kernel(r.proof, b);
+    REQUIRE(edit(text) == 2);  // once in each instruction-set variant
+    return text;
+  };
+  auto no_lead = [](std::string& text) {
+    const std::string lead =
+        "if (k != 0) _mm_stream_si128(reinterpret_cast<__m128i*>(to), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));";
+    std::size_t replaced = 0;
+    for (std::size_t at = text.find(lead); at != std::string::npos; at = text.find(lead, at), ++replaced) text.replace(at, lead.size(), "(void)k;");
+    return replaced;
+  };
+  auto skip_first_block_in = [](const std::string& function) {
+    return [function](std::string& text) {
+      const std::string copy = "if (stream) kv_stream_copy<4096>(pT + oT2 * 2, ";
+      std::size_t replaced = 0;
+      for (std::size_t at = text.find("static void " + function + "("); at != std::string::npos;
+           at = text.find("static void " + function + "(", at + 1), ++replaced) {
+        const std::size_t c = text.find(copy, at);
+        REQUIRE(c != std::string::npos);
+        text.insert(c, "if (oT2 == 0) {} else ");  // the block at target offset 0 is not copied
+      }
+      return replaced;
+    };
+  };
+  const std::string lead = broken("lines_off_no_lead", no_lead), on = broken("lines_on_skip", skip_first_block_in("cell0")),
+                    off = broken("lines_off_skip", skip_first_block_in("cell0_off_lines"));
   test::TempDir dir;
-  test::KernelLibrary library({code, broken}, dir.path().string());
-  int caught = 0;
+  test::KernelLibrary library({code, lead, on, off}, dir.path().string());
+  int lead_caught = 0;
   for (const std::string& variant : test::isa_variants()) {
     test::ScopedIsa isa(variant);
     for (std::size_t k = 0; k < 3; ++k) {
@@ -603,20 +626,27 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes, and a
         CHECK(run.code == 0);
         CHECK(run.wrong_bytes == 0);
         CHECK(run.moved > 0);
-        test::KernelRun bad = test::run_against_oracle(library.find(b.name), r.source, r.target, k, 67, 1, shift, true);
-        CHECK(bad.code == 0);
+        auto wrong = [&](const char* name) {
+          test::KernelRun bad = test::run_against_oracle(library.find(name), r.source, r.target, k, 67, 1, shift, true);
+          CHECK(bad.code == 0);
+          return bad.wrong_bytes;
+        };
         // Only the AVX2 copy has the leading store, taken where the target is 16 bytes off 32.
-        if (variant == "avx2" && shift % 32 == 16) {
-          CHECK(bad.wrong_bytes > 0);
-          caught += bad.wrong_bytes > 0;
-        } else {
-          CHECK(bad.wrong_bytes == 0);
-        }
+        const bool leads = variant == "avx2" && shift % 32 == 16;
+        const std::int64_t lead_wrong = wrong("lines_off_no_lead");
+        CHECK((lead_wrong > 0) == leads);
+        lead_caught += lead_wrong > 0;
+        // The skipped block is whole (so copied by the broken line) where block 0 of the target holds one
+        // of the first four blocks: always under identity tables, not always under the others.
+        const bool on_caught = wrong("lines_on_skip") > 0, off_caught = wrong("lines_off_skip") > 0;
+        CHECK(!(on_caught && shift != 64));
+        CHECK(!(off_caught && shift == 64));
+        if (k == 0) CHECK((on_caught ? 1 : 0) + (off_caught ? 1 : 0) == 1);
       }
     }
   }
   const auto variants = test::isa_variants();
-  if (std::find(variants.begin(), variants.end(), "avx2") != variants.end()) CHECK(caught == 6);
+  if (std::find(variants.begin(), variants.end(), "avx2") != variants.end()) CHECK(lead_caught == 6);
 }
 
 TEST_CASE("the kernel tests see sparse gathered target rows written whole: a kernel that swaps two source rows is caught", "[emit][kernels]") {
@@ -666,7 +696,7 @@ TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block
     REQUIRE(condition != std::string::npos);
     cut.insert(condition + 4, "true || ");
   }
-  REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+  REQUIRE(replaced == 4);  // the cell's two nests (targets on and off a line) in both instruction-set variants
   // 40 of the 67 tokens: the broken kernel copies block 32..47 whole, and tokens 40..47 still lie inside
   // the source (at 67 it would read past the source's end, which the sanitizer run reports).
   check_controls(c, true, 40);
