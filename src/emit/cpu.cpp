@@ -444,6 +444,8 @@ const char* kCopies = R"(template <int64_t BYTES>
 // source's order, neighbours in a target line written far apart) 0.94-1.06x of memcpy, against 0.60x
 // with the part lines written by ordinary stores and 0.50-0.54x not streaming at all (what kernels with a
 // cell read in the source's order did there before: their prologue asked for 64-byte aligned targets).
+// Measured before such nests took the target's order off a line (print_variant), which now writes a
+// line's neighbouring runs one after the other.
 // @pre `to` is 16-byte aligned, BYTES a multiple of 16.
 template <int64_t BYTES>
 static inline void kv_stream_copy(char* to, const char* from) {

@@ -73,8 +73,7 @@ struct Cell {
   std::vector<int> loops;        // every other mode with extent > 1, outermost first
   // loops[source_order_from..] are ordered by the source, not the target (see order_by_source in
   // plan.cpp); -1 when every loop follows the target. Its runs are then whole target lines where the target
-  // starts on a line (runs_are_whole_target_lines); off a line they are streamed all the same (measured:
-  // see kv_stream_copy).
+  // starts on a line (runs_are_whole_target_lines); off a line the CPU kernel takes target_order_loops.
   int source_order_from = -1;
   // Where source_order_from >= 0, the loops in the target's order (phase 5): the CPU kernel takes them
   // instead when a target instance starts off a 64-byte line, where the source's order measured slower
