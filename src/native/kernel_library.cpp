@@ -55,7 +55,7 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
     for (const auto& f : options.flags) job.argv.push_back(f);
     if (options.warnings_are_errors) {
       if (options.language == Language::Cuda) job.argv.insert(job.argv.end(), {"-Xcompiler", "-Wall", "-Werror", "all-warnings"});
-      else job.argv.insert(job.argv.end(), {"-Wall", "-Werror"});
+      else job.argv.insert(job.argv.end(), {"-Wall", "-Wextra", "-Werror"});
     }
     job.argv.insert(job.argv.end(), {file, "-o", stem + ".so"});
     job.log = stem + ".log";

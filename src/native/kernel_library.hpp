@@ -21,7 +21,7 @@ struct CompileOptions {
   std::string compiler;                        // empty: $CXX, else "c++" ($NVCC, else "nvcc", for Cuda)
   std::vector<std::string> flags = {"-O2"};    // besides -std=c++17 -fPIC -shared -pthread (nvcc: -Xcompiler)
   int jobs = 2;                                // compilers run at once
-  bool warnings_are_errors = false;            // -Wall -Werror (the tests hold generated code to it)
+  bool warnings_are_errors = false;            // -Wall -Wextra -Werror (nvcc: -Wall); the tests hold generated code to it
   Language language = Language::Cpp;           // Cuda: sources are .cu files, compiled by nvcc
 };
 

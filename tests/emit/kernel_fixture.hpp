@@ -12,7 +12,7 @@ namespace kvlayout::test {
 
 using Kernel = native::RelayoutKernel;
 
-// Emitted kernels compiled unoptimised (quick to build) with -Wall -Werror: a warning in generated code is a
+// Emitted kernels compiled unoptimised (quick to build) with -Wall -Wextra -Werror: a warning in generated code is a
 // generator bug.
 class KernelLibrary : public native::KernelLibrary {
  public:

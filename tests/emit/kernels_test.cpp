@@ -723,3 +723,23 @@ TEST_CASE("the kernel tests see a sibling group's offsets: a nest that copies V 
     check_controls(c, true, c.cache.params.at("num_tokens"));
   }
 }
+
+TEST_CASE("the kernel tests see a runs nest led by a tile's loops: a K nest that skips the last head is caught", "[emit][kernels]") {
+  // Control for interleaved passes led by the tile's loops (emit/pass_alignment.hpp): vLLM 0.33's blhnc
+  // pages into llama.cpp, whose K runs are walked (layer, head) outermost as V's tile is. The broken kernel's
+  // K nest skips the flattened iterations of the last head (as a split of the (layer, head) iterations over
+  // threads and passes that lost one would), leaving that head's K unmoved, which the oracle must see.
+  ControlKernels c = control_kernels("vllm033-blhnc", "llamacpp-vtrans", "led_by_tile", "last_head_skipped");
+  REQUIRE(c.good.find("cell 0 (kv_cache -> k; kv 0..0): loops layer head ") != std::string::npos);
+  const std::string split = "const int64_t layer = flat / E1, head = flat % E1;";
+  std::size_t replaced = 0;
+  for (std::size_t nest = c.broken.find("static void cell0("); nest != std::string::npos; nest = c.broken.find("static void cell0(", nest + 1)) {
+    const std::size_t at = c.broken.find(split, nest);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(at < c.broken.find("static void cell1(", nest));  // in K's nest, not V's
+    c.broken.replace(at, split.size(), split + " if (head == E1 - 1) continue;");
+    ++replaced;
+  }
+  REQUIRE(replaced == 2);  // the nest of both instruction-set variants
+  check_controls(c, true, c.cache.params.at("num_tokens"));
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "emit/plan.hpp"
+#include "emit/plan_fixture.hpp"
 #include "emit/run_pairs.hpp"
 #include "layout/bound_layout.hpp"
 #include "spec/catalog.hpp"
@@ -11,13 +12,6 @@
 using namespace kvlayout;
 
 namespace {
-
-emit::Plan plan_for(const std::string& s, const std::string& t) {
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto c = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
-  return emit::make_plan(layout::bind(spec::load_layout(catalog.find_layout(s).string()), c),
-                         layout::bind(spec::load_layout(catalog.find_layout(t).string()), c), emit::PlanOptions{.invert_tables = true});
-}
 
 // The level of the loop over the mode named `var`, or -1.
 int level_of(const emit::Cell& cell, const std::string& var) {
@@ -33,7 +27,7 @@ constexpr std::size_t kFlat = 2;
 
 TEST_CASE("the legacy key cache's x-packs pair along the token in, and along the dim out", "[emit][plan]") {
   SECTION("out of legacy: the slot continues a pack in the source, the pack index in the target") {
-    const emit::Plan plan = plan_for("vllm-paged-legacy", "vllm-flash-nhd");
+    const emit::Plan plan = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd");
     REQUIRE(plan.cells.size() == 2);
     const emit::Cell& k = plan.cells[0];
     REQUIRE(k.run_elements == 8);
@@ -42,7 +36,7 @@ TEST_CASE("the legacy key cache's x-packs pair along the token in, and along the
     CHECK(emit::run_pairs_level(plan.cells[1], 2, kFlat) == -1);  // V: a tile
   }
   SECTION("into legacy: the pack index continues it in the source, the slot in the target") {
-    const emit::Plan plan = plan_for("vllm-flash-nhd", "vllm-paged-legacy");
+    const emit::Plan plan = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy");
     const emit::Cell& k = plan.cells[0];
     REQUIRE(level_of(k, "dim_div8") >= 0);
     CHECK(emit::run_pairs_level(k, 2, kFlat) == level_of(k, "dim_div8"));
@@ -50,9 +44,9 @@ TEST_CASE("the legacy key cache's x-packs pair along the token in, and along the
 }
 
 TEST_CASE("runs that are not 16 bytes, or loops that do not continue them, do not pair", "[emit][plan]") {
-  const emit::Plan whole_heads = plan_for("vllm-flash-nhd", "vllm-flash-hnd");  // 256-byte runs
+  const emit::Plan whole_heads = test::cpu_plan("vllm-flash-nhd", "vllm-flash-hnd");  // 256-byte runs
   for (const emit::Cell& c : whole_heads.cells) CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
-  const emit::Cell k = plan_for("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
   const int paired = level_of(k, "token_mod16"), inner = static_cast<int>(k.loops.size()) - 1;
   REQUIRE(emit::run_pairs_level(k, 2, kFlat) == paired);
   const auto p = static_cast<std::size_t>(k.loops[static_cast<std::size_t>(paired)]);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "emit/plan.hpp"
+#include "emit/plan_fixture.hpp"
 #include "emit/sibling_cells.hpp"
 #include "expr/expr.hpp"
 #include "layout/bound_layout.hpp"
@@ -12,13 +13,6 @@
 using namespace kvlayout;
 
 namespace {
-
-emit::Plan plan_for(const std::string& s, const std::string& t, const std::string& cache) {
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto c = spec::load_cache(catalog.find_cache(cache).string());
-  return emit::make_plan(layout::bind(spec::load_layout(catalog.find_layout(s).string()), c),
-                         layout::bind(spec::load_layout(catalog.find_layout(t).string()), c), emit::PlanOptions{.invert_tables = true});
-}
 
 int coordinate(const emit::Cell& c, const std::string& name) {
   for (std::size_t i = 0; i < c.coords.size(); ++i)
@@ -29,7 +23,7 @@ int coordinate(const emit::Cell& c, const std::string& name) {
 }  // namespace
 
 TEST_CASE("K and V of a page that interleaves them per head are one nest: V's run at + head_size, into the V buffers", "[emit][plan]") {
-  const emit::Plan plan = plan_for("vllm033-lbnhc", "sglang-mha", "llama-3.1-8b");
+  const emit::Plan plan = test::cpu_plan("vllm033-lbnhc", "sglang-mha", "llama-3.1-8b");
   REQUIRE(plan.cells.size() == 2);
   const auto groups = emit::sibling_groups(plan, 2, 2);
   REQUIRE(groups.size() == 1);
@@ -45,7 +39,7 @@ TEST_CASE("K and V of a page that interleaves them per head are one nest: V's ru
 }
 
 TEST_CASE("cells that differ in more than constants stay apart", "[emit][plan]") {
-  const emit::Plan plan = plan_for("vllm033-lbnhc", "sglang-mha", "llama-3.1-8b");
+  const emit::Plan plan = test::cpu_plan("vllm033-lbnhc", "sglang-mha", "llama-3.1-8b");
   const emit::Cell &a = plan.cells[0], &b = plan.cells[1];
   REQUIRE(emit::same_nest(a, b));
   REQUIRE(emit::same_nest(b, a));
@@ -107,7 +101,7 @@ TEST_CASE("legacy K (x-packs) and V (token-fastest) are two nests, and every cel
   for (const auto& [s, t] : std::vector<std::pair<std::string, std::string>>{
            {"vllm-packed-nhd", "vllm-paged-legacy"}, {"vllm-flash-nhd", "sglang-mha"}, {"lmcache-2ltd", "vllm-flash-nhd"}, {"sglang-mha", "vllm033-lhbnc"}}) {
     INFO(s << " -> " << t);
-    const emit::Plan plan = plan_for(s, t, "small");
+    const emit::Plan plan = test::cpu_plan(s, t, "small");
     const auto groups = emit::sibling_groups(plan, 2, 2);
     std::vector<int> seen(plan.cells.size(), 0);
     for (const auto& g : groups) {
@@ -122,12 +116,12 @@ TEST_CASE("legacy K (x-packs) and V (token-fastest) are two nests, and every cel
 
 TEST_CASE("K and V join one nest only where they share pages on one side", "[emit][plan]") {
   // HF's and SGLang's K and V are tensors of their own on both sides: two nests (one nest measured slower).
-  const emit::Plan apart = plan_for("hf-dynamic", "sglang-mha", "llama-3.1-8b");
+  const emit::Plan apart = test::cpu_plan("hf-dynamic", "sglang-mha", "llama-3.1-8b");
   REQUIRE(apart.cells.size() == 2);
   REQUIRE(emit::same_nest(apart.cells[0], apart.cells[1]));
   CHECK(emit::sibling_groups(apart, 2, 2).size() == 2);
   // Into vLLM 0.33's packed pages, K and V of a head share the target's pages: one nest.
-  const emit::Plan into_packed = plan_for("sglang-mha", "vllm033-lbnhc", "llama-3.1-8b");
+  const emit::Plan into_packed = test::cpu_plan("sglang-mha", "vllm033-lbnhc", "llama-3.1-8b");
   REQUIRE(into_packed.cells.size() == 2);
   const auto groups = emit::sibling_groups(into_packed, 2, 2);
   REQUIRE(groups.size() == 1);
@@ -144,7 +138,7 @@ TEST_CASE("K and V join one nest only where they share pages on one side", "[emi
 }
 
 TEST_CASE("cells over different inverted tables, or one inverted and one not, stay apart", "[emit][plan]") {
-  const emit::Plan plan = plan_for("sglang-mha", "vllm033-lbnhc", "llama-3.1-8b");
+  const emit::Plan plan = test::cpu_plan("sglang-mha", "vllm033-lbnhc", "llama-3.1-8b");
   REQUIRE(plan.cells.size() == 2);
   const emit::Cell &a = plan.cells[0], &b = plan.cells[1];
   REQUIRE(emit::same_nest(a, b));
