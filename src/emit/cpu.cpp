@@ -859,6 +859,8 @@ std::string flat_total(const Cell& cell) {
 // vllm-paged-legacy 0.40-0.43 -> 0.59-0.65 (0.73-0.78 -> 1.04-1.21), vllm033-lbnhc -> llamacpp-vtrans 0.33
 // -> 0.35-0.38; 16 iterations per pass: 0.50-0.55. Nests that only write the same pages (streamed) gained
 // nothing (llamacpp-vtrans -> vllm-packed-nhd, vllm-paged-legacy -> vllm033-lbnhc), so they stay apart.
+// The passes share pages only where the nests walk the source in the same outer order: cpu_kernel aligns
+// a runs cell's loops with the tile's first (emit/pass_alignment.hpp).
 bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes) {
   for (std::size_t a = 0; a < groups.size(); ++a)
     for (std::size_t b = a + 1; b < groups.size(); ++b)
