@@ -229,6 +229,14 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     auto p = plan_for("dynamo-universal", "sglang-mha", "llama-3.1-8b");
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
   }
+  SECTION("SGLang's page_first pool read by the target's order gives 2 KiB a token, a page apart: not a stream, so the source's order") {
+    // The target's order (layer, token, head, kv) reads K's and V's 2 KiB of one layer per token, then the
+    // next token 64 KiB on: two streams by count, but each shorter than a page (kLeastReadStreamBytes).
+    auto p = plan_for("sglang-host-page-first", "lmcache056-packed", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(p.plan.cells[0].source_order_from == 0);
+    CHECK(loop_names(p.plan.cells[0]) == std::vector<std::string>{"kv", "token_div64", "token_mod64", "layer", "head"});
+  }
 }
 
 TEST_CASE("a tile prefetches the source rows it reads, not the span between them", "[emit][plan]") {
