@@ -839,9 +839,6 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   w.close();
 }
 
-// How many outermost loops a cell's nest flattens into the range its threads split: two, or one.
-std::size_t flattened_loops(const Cell& cell) { return cell.loops.size() >= 2 ? 2 : 1; }
-
 // The flattened range's length as C (1 for a cell without loops).
 std::string flat_total(const Cell& cell) {
   if (cell.loops.empty()) return i64(1);

@@ -8,10 +8,9 @@
 
 namespace kvlayout::emit {
 
-namespace {
+std::size_t flattened_loops(const Cell& cell) { return cell.loops.size() >= 2 ? 2 : 1; }
 
-// The loops a nest is split over (threads, passes): cpu.cpp flattens the two outermost.
-constexpr std::size_t kFlattenedLoops = 2;
+namespace {
 
 bool is_tile(const Cell& c) { return c.tile_target_contiguous >= 0; }
 
@@ -29,7 +28,7 @@ int equal_loop_mode(const Cell& runs, const Cell& tile, int m) {
 // `runs`'s loops led by tile's flattened loops, or nothing if runs lacks one of them.
 std::optional<std::vector<int>> led_by(const Cell& runs, const Cell& tile) {
   std::vector<int> lead;
-  for (std::size_t i = 0; i < std::min(kFlattenedLoops, tile.loops.size()); ++i) {
+  for (std::size_t i = 0; i < flattened_loops(tile); ++i) {
     const int l = equal_loop_mode(runs, tile, tile.loops[i]);
     if (l < 0) return std::nullopt;
     lead.push_back(l);
