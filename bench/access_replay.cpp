@@ -161,12 +161,17 @@ void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes
       return static_cast<std::size_t>(std::lower_bound(before.begin(), before.end() - 1, share) - before.begin());
     };
     const std::size_t begin = first_at(p), end = p + 1 == threads ? runs.size() : first_at(p + 1);
+    // Runs are prefetched (their first 4 KiB: longer runs are sequential, and the hardware follows them)
+    // until kPrefetchAheadBytes of runs past the one being copied are on their way.
+    std::size_t prefetched = begin;
+    std::uint64_t ahead = 0;  // bytes of the runs prefetched and not yet copied
     for (std::size_t i = begin; i < end; ++i) {
-      if (i + 1 < end) {  // the next run's first 4 KiB (longer runs are sequential: the hardware follows them)
-        const char* next = arena + std::size_t{runs[i + 1].from} * e;
-        const std::size_t ahead = std::min<std::size_t>(std::size_t{runs[i + 1].elements} * e, 4096);
-        for (std::size_t k = 0; k < ahead; k += 64) __builtin_prefetch(next + k, 0, 3);
+      for (; prefetched < end && (prefetched <= i || ahead < kPrefetchAheadBytes); ++prefetched) {
+        const std::size_t n = std::size_t{runs[prefetched].elements} * e;
+        prefetch_span(arena + std::size_t{runs[prefetched].from} * e, std::min<std::size_t>(n, 4096));
+        ahead += n;
       }
+      ahead -= std::size_t{runs[i].elements} * e;
       char* t = arena + std::size_t{runs[i].to} * e;
       const char* f = arena + std::size_t{runs[i].from} * e;
       const std::size_t n = std::size_t{runs[i].elements} * e;

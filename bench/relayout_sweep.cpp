@@ -171,10 +171,10 @@ void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_
   auto part = [&](int p) {
     const std::size_t begin = chunks * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
     const std::size_t end = chunks * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
+    const std::size_t ahead = std::max<std::size_t>(1, bench::kPrefetchAheadBytes / chunk);  // chunks
     for (std::size_t c = begin; c < end; ++c) {
       const char* f = from + from_order[c] * chunk;
-      if (c + 1 < end)
-        for (std::size_t k = 0; k < chunk; k += 64) __builtin_prefetch(from + from_order[c + 1] * chunk + k, 0, 3);
+      if (c + ahead < end) bench::prefetch_span(from + from_order[c + ahead] * chunk, chunk);
       char* t = to + to_order[c] * chunk;
       if (avx2) {
         stream_chunk_avx2(t, f, chunk);

@@ -81,14 +81,46 @@ std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inpu
 
 std::string next_displacement_name() { return "source_next"; }
 
-int prefetch_level(const Cell& cell) {
-  int best = -1;
+namespace {
+
+// The bytes of source one iteration of the loop at `level` reads: the extents of every mode not looped at
+// or outside it (at full capacity for the token's top digit).
+std::int64_t bytes_per_iteration(const Cell& cell, int level, int source_bytes) {
+  std::int64_t bytes = source_bytes;
+  for (std::size_t m = 0; m < cell.modes.size(); ++m) {
+    const int at = level_of(cell, static_cast<int>(m));
+    if (at < 0 || at > level) bytes *= cell.modes[m].extent;
+  }
+  return bytes;
+}
+
+// Whether each step of mode `m` moves the source by its stride alone: no table or other non-affine read
+// depends on it, and it does not pick the source's tensor instance.
+bool steps_source_by_stride(const Cell& cell, int m) {
+  if (cell.source.stride[static_cast<std::size_t>(m)] == 0 || read_by_atoms(cell.source, m)) return false;
+  if (cell.source.instance_coord < 0) return true;
+  const auto& picks = cell.coords[static_cast<std::size_t>(cell.source.instance_coord)].modes;
+  return std::find(picks.begin(), picks.end(), m) == picks.end();
+}
+
+}  // namespace
+
+int prefetch_level(const Cell& cell, int source_bytes) {
+  int block = -1;
   for (const Atom& a : cell.source.atoms) {
     if (reads_tile_mode(cell, a)) continue;  // a gathered row's lookup, not a loop's
     int level = level_of(cell, a.modes);
-    if (level >= 0 && a.e->op == expr::Op::Lookup) best = std::max(best, level);
+    if (level >= 0 && a.e->op == expr::Op::Lookup) block = std::max(block, level);
   }
-  return best;
+  if (block < 0 || bytes_per_iteration(cell, block, source_bytes) <= kFarthestPrefetchBytes) return block;
+  // The next block is too far ahead: the innermost loop inside it that reads at least
+  // kNearestPrefetchBytes an iteration and steps the source by a stride.
+  for (int level = static_cast<int>(cell.loops.size()) - 1; level > block; --level) {
+    const std::int64_t bytes = bytes_per_iteration(cell, level, source_bytes);
+    if (bytes > kFarthestPrefetchBytes) break;
+    if (bytes >= kNearestPrefetchBytes && steps_source_by_stride(cell, cell.loops[static_cast<std::size_t>(level)])) return level;
+  }
+  return block;
 }
 
 std::string next_displacement(const Cell& cell, int level, const Inputs& in, const std::string& bound) {
@@ -106,6 +138,8 @@ std::string next_displacement(const Cell& cell, int level, const Inputs& in, con
     });
     sum += (sum.empty() ? "" : " + ") + ("(" + next + " - " + atom_name(true, i) + ") * " + i64(a.coef));
   }
+  const std::int64_t stride = cell.source.stride[static_cast<std::size_t>(mode)];
+  if (stride != 0) sum += (sum.empty() ? "" : " + ") + i64(stride);
   if (sum.empty()) return "";
   return var + " + 1 < " + bound + " ? " + sum + " : INT64_C(0)";
 }

@@ -4,6 +4,7 @@
 
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
+#include "emit/statements.hpp"
 #include "prove/proof.hpp"
 #include "spec/catalog.hpp"
 
@@ -265,6 +266,39 @@ TEST_CASE("a tile prefetches the source rows it reads, not the span between them
   CHECK(prefetches > 0);
   CHECK(largest <= 2048);  // K's lines and V's 256-byte rows
   CHECK_THAT(code, Catch::Contains("for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
+}
+
+TEST_CASE("a copy prefetches the next block, or a strided step inside a block too large to prefetch whole", "[emit][plan]") {
+  auto level_of = [](const emit::Cell& c, const std::string& var) {
+    for (std::size_t l = 0; l < c.loops.size(); ++l)
+      if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
+    return -1;
+  };
+  SECTION("vLLM's 32 KiB blocks: the next block, through the table") {
+    auto p = plan_for("vllm-flash-nhd", "vllm-flash-hnd", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(emit::prefetch_level(p.plan.cells[0], 2) == level_of(p.plan.cells[0], "token_div16"));
+  }
+  SECTION("TensorRT-LLM's 4 MiB blocks (all layers of 32 tokens): the next head's 8 KiB, or the next layer's") {
+    auto p = plan_for("trtllm-pool", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    // Inside a block the plan reads the source in its own order, (layer, kv, head, 32 tokens).
+    const int block = level_of(c, "token_div32"), head = level_of(c, "head");
+    REQUIRE(block >= 0);
+    REQUIRE(head > block);
+    // The control: the block is what a lookup-only rule prefetches, and 4 MiB is past the limit.
+    std::int64_t block_bytes = 2;
+    for (std::size_t l = static_cast<std::size_t>(block) + 1; l < c.loops.size(); ++l) block_bytes *= c.modes[static_cast<std::size_t>(c.loops[l])].extent;
+    block_bytes *= c.run_elements;
+    CHECK(block_bytes > emit::kFarthestPrefetchBytes);
+    CHECK(emit::prefetch_level(c, 2) == head);
+    // The nest for targets off a line takes the target's order, (head, layer, kv): there the next layer.
+    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    CHECK_THAT(code, Catch::Contains("const int64_t source_next = head + 1 < head_end ? INT64_C(4096) : INT64_C(0);"));
+    CHECK_THAT(code, Catch::Contains("const int64_t source_next = layer + 1 < layer_end ? INT64_C(65536) : INT64_C(0);"));
+    CHECK_THAT(code, !Catch::Contains("st[0][(token_div32 + 1)]"));
+  }
 }
 
 TEST_CASE("runs read through a per-token slot table walk that table's slots, so the source is read in its own order", "[emit][plan]") {
