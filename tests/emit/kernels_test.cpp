@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "certificate/matrix.hpp"
@@ -36,6 +37,16 @@ void check_control(const test::KernelLibrary& library, const std::string& good_n
   test::KernelRun bad = test::run_against_oracle(library.find(broken_name), S, T, tables, n, 1);
   CHECK(bad.code == 0);
   CHECK(bad.wrong_bytes > 0);
+}
+
+// Whether this CPU runs the kernels' AVX2 variant (not isa_variants(): a control of that variant alone
+// runs wherever the CPU has it, even where the suite runs one variant).
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
 }
 
 // A control's setup on the small cache: a shipped pair's proof and its CPU kernel emitted twice, under
@@ -379,12 +390,7 @@ TEST_CASE("the kernel generator refuses a proof that does not license the move, 
 TEST_CASE("the kernel tests run the AVX2 variant: one broken in it alone is caught there and not in the baseline", "[emit][kernels]") {
   // Control for the variant loop above: the AVX2 copy's 32-byte loads replaced by zeros. Streaming paths
   // (threshold 0) on 32-element heads, where every run is at least 64 bytes.
-  // The CPU, not isa_variants(): this control runs its AVX2 case even where the suite runs one variant.
-  bool avx2 = false;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  avx2 = __builtin_cpu_supports("avx2");
-#endif
-  if (!avx2) {
+  if (!cpu_has_avx2()) {
     WARN("this CPU has no AVX2: only the baseline variant runs here");
     return;
   }
@@ -700,6 +706,59 @@ TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block
   // 40 of the 67 tokens: the broken kernel copies block 32..47 whole, and tokens 40..47 still lie inside
   // the source (at 67 it would read past the source's end, which the sanitizer run reports).
   check_controls(c, true, 40);
+}
+
+TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, and a copy whose last stream skips a line is caught",
+          "[emit][kernels]") {
+  // Control for kv_stream_copy's runs of pages (8 KiB and more, AVX2, streamed into 32-byte aligned
+  // targets): with 128-element heads, LMCache's token rows into vLLM's blocks are 16 KiB blocks (four
+  // streams), HF's per-head rows into TensorRT-LLM's 32-token blocks 8 KiB runs (two), and DeepSeek's
+  // latents into vLLM's MLA blocks 18 KiB (four streams, then 2 KiB copied on one). The broken kernel's
+  // last stream skips its page's last line.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 128;
+  const std::string skip = "const int64_t at = k + s * 4096 + line;";
+  for (const auto& [source, target, bytes] : {std::tuple{"lmcache-2ltd", "vllm-flash-nhd", "16384"}, std::tuple{"hf-dynamic", "trtllm-pool", "8192"},
+                                              std::tuple{"lmcache-mla", "vllm-mla", "18432"}}) {
+    INFO(source << " -> " << target);
+    ControlKernels c{cache, spec::load_layout(catalog.find_layout(source).string()), spec::load_layout(catalog.find_layout(target).string()),
+                     "pages", "last_line_skipped", {}, {}};
+    const prove::Proof p = prove::prove(c.source, c.target, c.cache);
+    emit::EmitOptions o;
+    o.streaming_from_bytes = 0;
+    o.name = c.good_name;
+    c.good = emit::emit_kernel(p, o);
+    o.name = c.broken_name;
+    c.broken = emit::emit_kernel(p, o);
+    REQUIRE(c.good.find(std::string("if (stream) kv_stream_copy<") + bytes + ">(") != std::string::npos);
+    std::size_t replaced = 0;
+    for (std::size_t at = c.broken.find(skip); at != std::string::npos; at = c.broken.find(skip, at + skip.size()), ++replaced)
+      c.broken.replace(at, skip.size(), skip + " if (s == streams - 1 && line == 4032) continue;");
+    REQUIRE(replaced == 2);  // the copy routine's text in both variants (compiled in the AVX2 one alone)
+    test::TempDir dir;
+    test::KernelLibrary library({c.good, c.broken}, dir.path().string());
+    const auto S = enumerate::enumerate_layout(c.source, c.cache), T = enumerate::enumerate_layout(c.target, c.cache);
+    for (std::int64_t n : {c.cache.params.at("num_tokens"), std::int64_t{37}}) {
+      for (std::size_t k = 0; k < 3; ++k) {
+        INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+        for (const std::string& variant : test::isa_variants()) {
+          INFO(variant << " variant");
+          test::ScopedIsa isa(variant);
+          const test::KernelRun good = test::run_against_oracle(library.find(c.good_name), S, T, k, n, k == 1 ? 3 : 1);
+          CHECK(good.code == 0);
+          CHECK(good.wrong_bytes == 0);
+          CHECK(good.moved > 0);
+        }
+        if (!cpu_has_avx2()) continue;  // the runs of pages are the AVX2 variant's
+        test::ScopedIsa isa("avx2");
+        const test::KernelRun bad = test::run_against_oracle(library.find(c.broken_name), S, T, k, n, 1);
+        CHECK(bad.code == 0);
+        CHECK(bad.wrong_bytes > 0);
+      }
+    }
+  }
+  if (!cpu_has_avx2()) WARN("this CPU has no AVX2: the broken runs of pages were not run");
 }
 
 TEST_CASE("the kernel tests see a sibling group's offsets: a nest that copies V from K's place or into K's tensor is caught", "[emit][kernels]") {
