@@ -38,11 +38,6 @@ std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inpu
 // take in this cell (the token's: num_tokens - 1), for checking a tile against the bound.
 std::string coordinate_base(const Cell& cell, int coord, int without);
 std::string coordinate_limit(const Cell& cell, int coord, const Inputs& in);
-// The source displacement of the next iteration of the loop at `level` (prefetch_level's: the next block of
-// a paged source, or the next step of a strided loop inside a large block): an expression, 0 at the loop's
-// last iteration, or empty when the loop does not move the source. The printed code defines it as a
-// variable named by next_displacement_name().
-std::string next_displacement(const Cell& cell, int level, const Inputs& in, const std::string& bound);
 std::string next_displacement_name();
 // The element offset of one gathered row (Cell::tile_*_rows_gathered) of side `source`, once the tile mode
 // that places it (the target-contiguous one for source rows, the source-contiguous one for target rows)
@@ -51,21 +46,32 @@ std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs&
 // True (as C) where the slot of an inverted table (coordinate `coord`, CellCoordinate::inverse) holds no
 // moved token, once its modes are defined.
 std::string slot_absent(const Cell& cell, int coord, const Inputs& in);
-// How far ahead a copy prefetches its source: one iteration of the loop prefetch_level picks. The next
-// block of a paged source is the natural distance (the hardware prefetcher does not follow a table), but a
-// block read whole per iteration of several MiB (TensorRT-LLM's pool holds every layer's K and V of 32
-// tokens in one 4 MiB block) leaves what was prefetched evicted before it is read: there a loop inside the
-// block is taken, the innermost that reads at least kNearestPrefetchBytes an iteration. Measured on an
-// Intel Xeon (2 MiB L2), 256 MiB, trtllm-pool -> dynamo-universal (4 KiB runs, 64 KiB apart in the
-// source), one / two threads: the next 4 MiB block 0.63x / 1.07x of memcpy, the next run (4 KiB ahead)
+// How far ahead a copy prefetches its source: `iterations` iterations of the loop at `level` (-1: none).
+// The next block of a paged source is the natural distance (the hardware prefetcher does not follow a
+// table), but a block read per iteration of several MiB (TensorRT-LLM's pool holds every layer's K and V
+// of 32 tokens in one 4 MiB block) leaves what was prefetched evicted before it is read: there a loop
+// inside the block is taken, enough of its iterations ahead to read kNearestPrefetchBytes. Measured on an
+// Intel Xeon (2 MiB L2), 256 MiB, 1 / 2 threads: trtllm-pool -> dynamo-universal (4 KiB runs, 64 KiB apart
+// in the source) with the next 4 MiB block 0.63x / 1.07x of memcpy, the next run (4 KiB ahead)
 // 0.82-0.89x / 1.30-1.36x, two runs (8 KiB) 0.83-0.84x / 1.38-1.43x.
+struct PrefetchStep {
+  int level = -1;
+  std::int64_t iterations = 1;
+};
 constexpr std::int64_t kFarthestPrefetchBytes = std::int64_t{256} << 10;
 constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
-// The level of the loop whose next iteration the copies prefetch, or -1 for none: the innermost loop
-// whose next iteration moves the source through a table lookup where an iteration of it reads at most
-// kFarthestPrefetchBytes; else the innermost loop inside that one reading between kNearestPrefetchBytes
-// and kFarthestPrefetchBytes an iteration whose steps move the source by a stride; else the lookup's.
-int prefetch_level(const Cell& cell, int source_bytes);
+// The innermost loop whose next iteration moves the source through a table lookup, one iteration ahead,
+// where an iteration of it reads at most kFarthestPrefetchBytes. Else, of the loops inside that one whose
+// steps move the source by a stride and whose iteration reads at most kFarthestPrefetchBytes: the innermost
+// whose iteration reads at least kNearestPrefetchBytes, one iteration ahead; else the innermost taken
+// ceil(kNearestPrefetchBytes / its bytes an iteration) iterations ahead where that is at most half its
+// extent. Else the lookup's loop.
+// @post level is -1 exactly when no loop's iteration moves the source through a table lookup.
+PrefetchStep prefetch_step(const Cell& cell, int source_bytes);
+// The source displacement `step` prefetches: an expression, 0 where the loop has fewer than
+// step.iterations iterations left, or empty when the loop does not move the source. The printed code
+// defines it as a variable named by next_displacement_name().
+std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound);
 // A loop's extent as an expression (the token's top digit depends on num_tokens).
 std::string extent(const Cell& cell, int mode, const Inputs& in);
 

@@ -277,7 +277,9 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   SECTION("vLLM's 32 KiB blocks: the next block, through the table") {
     auto p = plan_for("vllm-flash-nhd", "vllm-flash-hnd", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
-    CHECK(emit::prefetch_level(p.plan.cells[0], 2) == level_of(p.plan.cells[0], "token_div16"));
+    const emit::PrefetchStep step = emit::prefetch_step(p.plan.cells[0], 2);
+    CHECK(step.level == level_of(p.plan.cells[0], "token_div16"));
+    CHECK(step.iterations == 1);
   }
   SECTION("TensorRT-LLM's 4 MiB blocks (all layers of 32 tokens): the next head's 8 KiB, or the next layer's") {
     auto p = plan_for("trtllm-pool", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
@@ -292,12 +294,24 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     for (std::size_t l = static_cast<std::size_t>(block) + 1; l < c.loops.size(); ++l) block_bytes *= c.modes[static_cast<std::size_t>(c.loops[l])].extent;
     block_bytes *= c.run_elements;
     CHECK(block_bytes > emit::kFarthestPrefetchBytes);
-    CHECK(emit::prefetch_level(c, 2) == head);
+    CHECK(emit::prefetch_step(c, 2).level == head);
+    CHECK(emit::prefetch_step(c, 2).iterations == 1);
     // The nest for targets off a line takes the target's order, (head, layer, kv): there the next layer.
     const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
     CHECK_THAT(code, Catch::Contains("const int64_t source_next = head + 1 < head_end ? INT64_C(4096) : INT64_C(0);"));
     CHECK_THAT(code, Catch::Contains("const int64_t source_next = layer + 1 < layer_end ? INT64_C(65536) : INT64_C(0);"));
     CHECK_THAT(code, !Catch::Contains("st[0][(token_div32 + 1)]"));
+  }
+  SECTION("vLLM 0.3.3's 2 MiB cross-layer blocks read per token: two tokens ahead, 8 KiB") {
+    // Inside the block the layer picks the source's tensor (no stride to step by) and one token reads 4 KiB.
+    auto p = plan_for("vllm-flash-hnd", "vllm033-blnhc", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK(step.level == level_of(c, "token_mod16"));
+    CHECK(step.iterations == 2);
+    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    CHECK_THAT(code, Catch::Contains("const int64_t source_next = token_mod16 + 2 < token_mod16_end ? INT64_C(256) : INT64_C(0);"));
   }
 }
 
