@@ -447,18 +447,10 @@ bool runs_are_whole_target_lines(const Cell& cell, std::int64_t element_bytes) {
   return std::all_of(cell.target.atoms.begin(), cell.target.atoms.end(), [&](const Atom& a) { return line_multiple(a.coef); });
 }
 
-// The most runs a loop order may read or write at once, each continued in order: the prefetchers and
-// write-combining buffers follow a few streams, not a scatter. The rule using it is measured at phase 5b.
-// 16 -> 32 (an Intel Xeon, whose L2 streamer follows 32 pages; prefetches into L2): a target that holds
-// a token's layers together (SGLang's host pools, Dynamo's universal blocks) is then written in its own
-// order, reading one stream per layer tensor, instead of being read in the source's order with every
-// 256-byte run written a page from the last. 116 kernels change; in one process, 1 / 2 threads:
-// vllm-flash-hnd -> sglang0523-host-page-head 0.77-0.78x / 1.24-1.26x of memcpy -> 0.91x / 1.42-1.47x,
-// sglang-mha -> dynamo-universal 0.71-0.75 / 1.21 -> 0.85-0.91 / 1.44-1.53, llamacpp -> dynamo-universal
-// 0.73-0.76 / 1.24 -> 0.88-0.92 / 1.45, flashinfer-hnd -> sglang-host-page-head 0.77-0.78 -> 0.87-0.88,
-// trtllm-pool -> lmcache-2ltd 0.86-0.88 -> 0.90-0.91; llama.cpp's transposed V into trtllm-pool 0.67-0.68
-// -> 0.64 (the only loss seen in 14 pairs sampled).
-constexpr std::int64_t kMostStreams = 32;
+// The most runs a loop order may write at once, each continued in order: the prefetchers and
+// write-combining buffers follow a few streams, not a scatter. The rule using it is measured at phase 5b;
+// 16 itself was not swept (8 and 32 are worth a sweep each).
+constexpr std::int64_t kMostStreams = 16;
 
 // How many sequential streams side f is written or read in at once when the loops run in `loops`' order
 // (outermost first). From the innermost loop out: a loop that steps exactly one chunk along f continues

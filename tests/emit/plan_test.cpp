@@ -230,13 +230,6 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     auto p = plan_for("dynamo-universal", "sglang-mha", "llama-3.1-8b");
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
   }
-  SECTION("into SGLang's page_head pool (a token's layers together) the target's order reads 32 streams: its order stays") {
-    // Read by the source, every 256-byte run would be written 8 KiB from the last (kMostStreams is 32).
-    auto p = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b");
-    REQUIRE(p.plan.cells.size() == 1);
-    CHECK(p.plan.cells[0].source_order_from == -1);
-    CHECK(loop_names(p.plan.cells[0]).back() == "layer");
-  }
   SECTION("SGLang's page_first pool read by the target's order gives 2 KiB a token, a page apart: not a stream, so the source's order") {
     // The target's order (layer, token, head, kv) reads K's and V's 2 KiB of one layer per token, then the
     // next token 64 KiB on: two streams by count, but each shorter than a page (kLeastReadStreamBytes).
