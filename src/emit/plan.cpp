@@ -458,10 +458,11 @@ constexpr std::int64_t kMostStreams = 16;
 // interleaves its extent times as many (a tensor instance is one more place), which only counts once a
 // continuing loop runs around it: loops outside the last continuing one only begin the pattern again
 // elsewhere. A lookup on f (a table's entry, a random place) ends the walk. With no continuing loop, or
-// streams shorter than `least_stream_elements`, the runs are scattered: kMostStreams + 1, as for too many
+// streams shorter than `least_stream_elements`, the runs are scattered: `most` + 1, as for too many
 // streams.
-std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0) {
-  std::int64_t interleaved = 1, chunk = cell.run_elements, streams = kMostStreams + 1;
+std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0,
+                           std::int64_t most = kMostStreams) {
+  std::int64_t interleaved = 1, chunk = cell.run_elements, streams = most + 1;
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     const auto m = static_cast<std::size_t>(*it);
     if (read_by_atoms(f, *it)) break;
@@ -469,10 +470,10 @@ std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, cons
       chunk *= cell.modes[m].extent;
       streams = interleaved;
     } else {
-      interleaved = std::min(interleaved * cell.modes[m].extent, kMostStreams + 1);
+      interleaved = std::min(interleaved * cell.modes[m].extent, most + 1);
     }
   }
-  return chunk < least_stream_elements ? kMostStreams + 1 : streams;
+  return chunk < least_stream_elements ? most + 1 : streams;
 }
 
 // The shortest read stream the target's order is kept for: a page, the span the hardware prefetchers
@@ -481,6 +482,17 @@ std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, cons
 // process (256 MiB, 1 / 2 threads) 0.63-0.64x / 1.06-1.08x of memcpy in that order, 0.86-0.90x /
 // 1.50-1.63x in the source's (its runs replayed bare: 4.2 against 6.9 GiB/s at one thread).
 constexpr std::int64_t kLeastReadStreamBytes = 4096;
+
+// The most read streams the target's order is kept for where it also writes few streams: the L2 streamer
+// of an Intel Xeon follows 32 pages. A target that holds a token's layers together (SGLang's host pools)
+// is then written in its own order, reading one stream per layer tensor, instead of read in the source's
+// order with each 256-byte run written a page from the last. In one process, 1 / 2 threads:
+// vllm-flash-hnd -> sglang0523-host-page-head 0.77-0.78x / 1.24-1.26x of memcpy -> 0.91x / 1.42-1.47x,
+// flashinfer-hnd -> sglang-host-page-head 0.77-0.78 -> 0.87-0.88. Without the condition on the writes
+// (kMostStreams 32 for both), sources read through a slot table (SGLang's token pool, llama.cpp's cells)
+// into vLLM 0.3.3's cross-layer blocks walked the slots outermost with every write scattered: sglang-mha ->
+// vllm033-bhlnc 0.92-0.95 / 1.49 -> 0.51 / 0.79-0.83.
+constexpr std::int64_t kMostReadStreams = 32;
 
 // The largest box, in bytes, whose loops are reordered by the source: a few paged blocks. Measured on 32 KiB
 // blocks only; larger boxes keep the destination's order until a measurement says otherwise.
@@ -527,7 +539,7 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
 
 // Phase 5b: where each run is whole target lines, every loop in the source's physical order instead,
 // unless that scatters the writes while the target's order reads a few sequential streams, each at least
-// a page long (kLeastReadStreamBytes); then
+// a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few; then
 // (order_block_by_source) only inside a block. Sequential reads are what the hardware prefetcher follows
 // and a table the source is read through is read in the order of the source's blocks. Measured in one
 // sweep each (kvlayout_bench_sweep, 256 MiB, the first 565 pairs, one thread): every loop by the source
@@ -545,8 +557,11 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
   if (!runs_are_whole_target_lines(cell, element_bytes)) return;
   std::vector<int> by_source = cell.loops;
   std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
-  if (streams_along(cell, by_source, cell.target) > kMostStreams &&
-      streams_along(cell, cell.loops, cell.source, kLeastReadStreamBytes / element_bytes) <= kMostStreams) {
+  const std::int64_t least_read = kLeastReadStreamBytes / element_bytes;
+  const bool few_reads = streams_along(cell, cell.loops, cell.source, least_read) <= kMostStreams;
+  const bool some_reads_few_writes = streams_along(cell, cell.loops, cell.source, least_read, kMostReadStreams) <= kMostReadStreams &&
+                                     streams_along(cell, cell.loops, cell.target) <= kMostStreams;
+  if (streams_along(cell, by_source, cell.target) > kMostStreams && (few_reads || some_reads_few_writes)) {
     order_block_by_source(cell, element_bytes);  // the target's order reads a few streams, the source's would scatter the writes
     return;
   }

@@ -230,6 +230,19 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     auto p = plan_for("dynamo-universal", "sglang-mha", "llama-3.1-8b");
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from == -1);
   }
+  SECTION("into SGLang's page_head pool (a token's layers together) the target's order reads 32 streams and writes one: its order stays") {
+    // Read by the source, every 256-byte run would be written 8 KiB from the last (kMostReadStreams).
+    auto p = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(p.plan.cells[0].source_order_from == -1);
+    CHECK(loop_names(p.plan.cells[0]).back() == "layer");
+  }
+  SECTION("from SGLang's token pool into vLLM 0.3.3's cross-layer blocks the slots' order scatters both sides: the source's order") {
+    // The control of the clause above: 32 read streams, but the writes of that order are scattered too.
+    auto p = plan_for("sglang-mha", "vllm033-bhlnc", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 2);
+    for (const auto& c : p.plan.cells) CHECK(c.source_order_from >= 0);
+  }
   SECTION("SGLang's page_first pool read by the target's order gives 2 KiB a token, a page apart: not a stream, so the source's order") {
     // The target's order (layer, token, head, kv) reads K's and V's 2 KiB of one layer per token, then the
     // next token 64 KiB on: two streams by count, but each shorter than a page (kLeastReadStreamBytes).
