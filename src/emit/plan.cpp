@@ -557,11 +557,12 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
   if (!runs_are_whole_target_lines(cell, element_bytes)) return;
   std::vector<int> by_source = cell.loops;
   std::stable_sort(by_source.begin(), by_source.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
-  const std::int64_t least_read = kLeastReadStreamBytes / element_bytes;
-  const bool few_reads = streams_along(cell, cell.loops, cell.source, least_read) <= kMostStreams;
-  const bool some_reads_few_writes = streams_along(cell, cell.loops, cell.source, least_read, kMostReadStreams) <= kMostReadStreams &&
-                                     streams_along(cell, cell.loops, cell.target) <= kMostStreams;
-  if (streams_along(cell, by_source, cell.target) > kMostStreams && (few_reads || some_reads_few_writes)) {
+  // The target's order's read streams, counted up to kMostReadStreams (a count of kMostStreams or fewer is
+  // the same under either limit).
+  const std::int64_t reads = streams_along(cell, cell.loops, cell.source, kLeastReadStreamBytes / element_bytes, kMostReadStreams);
+  const bool target_order_reads_few =
+      reads <= kMostStreams || (reads <= kMostReadStreams && streams_along(cell, cell.loops, cell.target) <= kMostStreams);
+  if (streams_along(cell, by_source, cell.target) > kMostStreams && target_order_reads_few) {
     order_block_by_source(cell, element_bytes);  // the target's order reads a few streams, the source's would scatter the writes
     return;
   }
