@@ -966,7 +966,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   } else {
     w.line("const int64_t " + v0 + " = flat;");
   }
-  const PrefetchStep step = prefetch_step(cell, source_bytes);
+  const PrefetchStep step = prefetch_step(cell, source_bytes, whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, -1));
   const int prefetch = step.level;
   auto displacement = [&](std::size_t l, const std::string& bound) {
     if (static_cast<int>(l) == prefetch)

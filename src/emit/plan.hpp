@@ -114,6 +114,29 @@ bool reads_tile_mode(const Cell& cell, const Atom& atom);
 // Whether mode m is moved by the cell's tile: one of its two axes or a mode merged into either.
 bool in_tile(const Cell& cell, int m);
 
+// The most runs a loop order may write at once, each continued in order: the prefetchers and
+// write-combining buffers follow a few streams, not a scatter. The rule using it is measured at phase 5b;
+// 16 itself was not swept (8 and 32 are worth a sweep each).
+constexpr std::int64_t kMostStreams = 16;
+
+// The shortest read stream the target's order is kept for: a page, the span the hardware prefetchers
+// follow a stream within. SGLang's page_first host pool -> lmcache056-packed reads, in the target's order,
+// a token's 2 KiB of one layer (K's and V's: two streams) and then the next token's 64 KiB on; in one
+// process (256 MiB, 1 / 2 threads) 0.63-0.64x / 1.06-1.08x of memcpy in that order, 0.86-0.90x /
+// 1.50-1.63x in the source's (its runs replayed bare: 4.2 against 6.9 GiB/s at one thread).
+constexpr std::int64_t kLeastReadStreamBytes = 4096;
+
+// How many sequential streams side f is written or read in at once when the loops run in `loops`' order
+// (outermost first). From the innermost loop out: a loop that steps exactly one chunk along f continues
+// every stream so far (the chunk, each stream's contiguous length, grows by its extent); any other loop
+// interleaves its extent times as many (a tensor instance is one more place), which only counts once a
+// continuing loop runs around it: loops outside the last continuing one only begin the pattern again
+// elsewhere. A lookup on f (a table's entry, a random place) ends the walk. With no continuing loop, or
+// streams shorter than `least_stream_elements`, the runs are scattered: `most` + 1, as for too many
+// streams.
+std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0,
+                           std::int64_t most = kMostStreams);
+
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).
 struct TableRead {
   bool on_source = true;

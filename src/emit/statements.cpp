@@ -105,26 +105,51 @@ bool steps_source_by_stride(const Cell& cell, int m) {
 
 }  // namespace
 
-PrefetchStep prefetch_step(const Cell& cell, int source_bytes) {
+PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes) {
   int block = -1;
   for (const Atom& a : cell.source.atoms) {
     if (reads_tile_mode(cell, a)) continue;  // a gathered row's lookup, not a loop's
     int level = level_of(cell, a.modes);
     if (level >= 0 && a.e->op == expr::Op::Lookup) block = std::max(block, level);
   }
-  if (block < 0 || bytes_per_iteration(cell, block, source_bytes) <= kFarthestPrefetchBytes) return {block, 1};
-  // The next block is too far ahead: a loop inside it that steps the source by a stride. The innermost
-  // whose one iteration reads kNearestPrefetchBytes; else the innermost taken enough iterations ahead to
-  // read them, where its extent leaves at least as many iterations that prefetch as that do not.
-  // (Measured, sglang-host-page-first -> vllm-flash-nhd: the next token, 32 KiB ahead, 0.86-0.89x of
-  // memcpy at one thread; four layers, 8 KiB, 0.83x.)
+  if (block >= 0 && bytes_per_iteration(cell, block, source_bytes) <= kFarthestPrefetchBytes) return {block, 1};
+  if (block < 0) {
+    if (cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64 || whole_block_bytes >= kNearestPrefetchBytes) return {};
+    const std::int64_t reads = streams_along(cell, cell.loops, cell.source, kLeastReadStreamBytes / source_bytes);
+    if (reads >= 2 && reads <= kMostStreams) return {};
+  }
+  // No table, or its next block too far ahead: a loop (inside the block) that steps the source by a
+  // stride. The innermost whose one iteration reads kNearestPrefetchBytes (with no table, the first pass
+  // is skipped: a loop of 64 KiB iterations lands a prefetch far past the hardware's); else the innermost
+  // taken enough iterations ahead to read them, where its extent leaves at least as many iterations that
+  // prefetch as that do not. (Measured, sglang-host-page-first -> vllm-flash-nhd: the next token, 32 KiB
+  // ahead, 0.86-0.89x of memcpy at one thread; four layers, 8 KiB, 0.83x.)
+  // A source read without a table is prefetched too: runs of 2 KiB or less read one after another in one
+  // stream leave one core waiting on the hardware prefetcher, which stops at each 4 KiB page. Measured on an
+  // Intel Xeon, 256 MiB, 1 / 2 threads, two runs each in one process: sglang-mha -> vllm-flash-nhd (2 KiB
+  // runs over the source's slots) 0.78-0.86x / 1.27-1.37x of memcpy -> 0.92x / 1.51x with the run 8 KiB
+  // ahead prefetched (16 and 32 KiB ahead the same), lmcache056-t2d -> vllm-flash-nhd 0.76-0.79 / 1.26 ->
+  // 0.90-0.91 / 1.46-1.53; over a sweep (every table-free source, one run against two), lmcache-2ltd ->
+  // lmcache056-2ltd 0.78 -> 0.91, lmcache056-2ltd -> flashinfer-hnd 0.71 -> 0.86, hf-dynamic ->
+  // sglang-host-page-first 0.62 -> 0.75. Not where whole blocks of 8 KiB or more are copied: kv_stream_copy
+  // then reads the block's pages in two or four streams itself, and the prefetch only competed with them
+  // (lmcache-mla -> vllm-mla's 18 KiB blocks 0.98 -> 0.88, hf-dynamic -> trtllm-pool's 8 KiB 0.94 -> 0.81).
+  // Nor where the loops read a few page-long streams at once (2 to kMostStreams), which the hardware
+  // follows: hf-dynamic -> vllm-flash-nhd (8, one per head) 1.07 -> 0.99, lmcache-2ltd -> vllm-packed-nhd
+  // (K's and V's) 0.99 -> 0.85. Nor transposes and runs shorter than a line, which prefetch by their own
+  // rules (into vllm-paged-legacy's 16-byte K packs and token-fastest V: lmcache-2ltd 0.81 -> 0.72).
+  // Over a sweep with these rules (421 kernels changed, one run against the mean of two, scaled by the
+  // unchanged pairs' drift): runs of 1 KiB or more a median 1.12x, 142 -> 2 of 160 under 0.8x memcpy at one
+  // thread; shorter runs 1.10x, 156 -> 57 of 208. The few that lost 5-7% are SGLang's and llama.cpp's slot
+  // pools read over their slots in 256-byte runs into targets holding a head's K and V together
+  // (sglang0523-mha -> vllm-packed-nhd 0.97 -> 0.90), all still 0.85x or more.
   for (const bool one_iteration : {true, false})
     for (int level = static_cast<int>(cell.loops.size()) - 1; level > block; --level) {
       const std::int64_t bytes = bytes_per_iteration(cell, level, source_bytes);
       if (bytes > kFarthestPrefetchBytes) break;
       const int mode = cell.loops[static_cast<std::size_t>(level)];
       const std::int64_t iterations = (kNearestPrefetchBytes + bytes - 1) / bytes;
-      if (one_iteration && iterations > 1) continue;
+      if (one_iteration && (iterations > 1 || block < 0)) continue;
       if (steps_source_by_stride(cell, mode) && 2 * iterations <= cell.modes[static_cast<std::size_t>(mode)].extent) return {level, iterations};
     }
   return {block, 1};

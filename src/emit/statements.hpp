@@ -61,13 +61,17 @@ struct PrefetchStep {
 constexpr std::int64_t kFarthestPrefetchBytes = std::int64_t{256} << 10;
 constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // The innermost loop whose next iteration moves the source through a table lookup, one iteration ahead,
-// where an iteration of it reads at most kFarthestPrefetchBytes. Else, of the loops inside that one whose
-// steps move the source by a stride and whose iteration reads at most kFarthestPrefetchBytes: the innermost
-// whose iteration reads at least kNearestPrefetchBytes, one iteration ahead; else the innermost taken
-// ceil(kNearestPrefetchBytes / its bytes an iteration) iterations ahead where that is at most half its
-// extent. Else the lookup's loop.
-// @post level is -1 exactly when no loop's iteration moves the source through a table lookup.
-PrefetchStep prefetch_step(const Cell& cell, int source_bytes);
+// where an iteration of it reads at most kFarthestPrefetchBytes. Else, of the loops inside that one (every
+// loop where none looks up) whose steps move the source by a stride and whose iteration reads at most
+// kFarthestPrefetchBytes: the innermost whose iteration reads at least kNearestPrefetchBytes, one
+// iteration ahead; else the innermost taken ceil(kNearestPrefetchBytes / its bytes an iteration)
+// iterations ahead where that is at most half its extent. Else the lookup's loop, or none (-1). A source
+// no loop looks up is prefetched only where the cell copies runs of a line or more (no tile), not in
+// whole blocks (`whole_block_bytes`, cpu.cpp's whole_block_bytes) of kNearestPrefetchBytes or more
+// (kv_stream_copy reads such a block's pages in several streams itself), and not in 2 to kMostStreams
+// page-long read streams at once (streams_along), which the hardware prefetcher follows.
+// @post level is -1 only when no loop's iteration moves the source through a table lookup.
+PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than
 // step.iterations iterations left, or empty when the loop does not move the source. The printed code
 // defines it as a variable named by next_displacement_name().

@@ -766,7 +766,7 @@ TEST_CASE("the kernel tests see a sibling group's offsets: a nest that copies V 
   // V, so K and V into SGLang's per-layer buffers are one loop nest copying two runs, V's at the source
   // offset + head_size and into the V buffers (instance + num_layers). Each broken kernel drops one of
   // those two constants, which the oracle must see.
-  for (const std::string& broken : {"source_shift", "instance_shift"}) {
+  for (const std::string broken : {"source_shift", "instance_shift"}) {
     INFO(broken << " dropped");
     ControlKernels c = control_kernels("vllm033-lbnhc", "sglang-mha", "siblings", broken);
     REQUIRE(c.good.find("// With cell 1: the same nest, at other offsets.") != std::string::npos);

@@ -328,6 +328,44 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
+TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
+  auto level_of = [](const emit::Cell& c, const std::string& var) {
+    for (std::size_t l = 0; l < c.loops.size(); ++l)
+      if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
+    return -1;
+  };
+  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
+  SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
+    auto p = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& c = p.plan.cells[0];
+    REQUIRE(c.source.atoms.empty());  // the control for the rule: nothing in the source is looked up
+    REQUIRE(emit::streams_along(c, c.loops, c.source, emit::kLeastReadStreamBytes / 2) == 1);
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK(step.level == level_of(c, "slot"));
+    CHECK(step.iterations == 4);
+    CHECK_THAT(code_of(p), Catch::Contains("const int64_t source_next = slot + 4 < E1 ? INT64_C(4096) : INT64_C(0);"));
+  }
+  SECTION("a few page-long read streams (HF's heads) are left to the hardware") {
+    auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& c = p.plan.cells[0];
+    const std::int64_t reads = emit::streams_along(c, c.loops, c.source, emit::kLeastReadStreamBytes / 2);
+    CHECK(reads >= 2);
+    CHECK(reads <= emit::kMostStreams);
+    CHECK(emit::prefetch_step(c, 2).level == -1);
+    CHECK_THAT(code_of(p), !Catch::Contains("source_next"));
+  }
+  SECTION("whole blocks of 8 KiB or more are left to kv_stream_copy's page streams") {
+    auto p = plan_for("lmcache-mla", "vllm-mla", "deepseek-v3", kCpuPlan);
+    const emit::Cell& c = p.plan.cells[0];
+    // The control: told of no whole block, the same cell would be prefetched.
+    CHECK(emit::prefetch_step(c, 2, 0).level >= 0);
+    CHECK(emit::prefetch_step(c, 2, 16 * 576 * 2).level == -1);
+    const std::string code = code_of(p);
+    CHECK_THAT(code, Catch::Contains("kv_stream_copy<18432>("));
+    CHECK_THAT(code, !Catch::Contains("source_next"));
+  }
+}
+
 TEST_CASE("runs read through a per-token slot table walk that table's slots, so the source is read in its own order", "[emit][plan]") {
   // SGLang's token pool: each token's heads x dims lie at its slot. Walked by token, every run is a read
   // at a random slot; walked over the inverted table's slots, the reads are sequential and the writes
