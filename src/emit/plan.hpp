@@ -137,6 +137,10 @@ constexpr std::int64_t kLeastReadStreamBytes = 4096;
 std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0,
                            std::int64_t most = kMostStreams);
 
+// The elements side f is read or written in one piece when the loops run in `loops`' order: the run,
+// grown by each innermost loop that continues it, up to the first that turns elsewhere.
+std::int64_t contiguous_chunk(const Cell& cell, const std::vector<int>& loops, const SideForm& f);
+
 // A table entry the kernel reads, as a function of the token (checked at entry for every token moved).
 struct TableRead {
   bool on_source = true;

@@ -243,6 +243,28 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     REQUIRE(p.plan.cells.size() == 2);
     for (const auto& c : p.plan.cells) CHECK(c.source_order_from >= 0);
   }
+  SECTION("Dynamo's cross-layer blocks into vLLM's HND blocks: the source's order writes 4 KiB pieces, whole pages: the source's order") {
+    // The target's order reads 8 streams of 8 KiB (kMostStreams or fewer); the source's writes a 4 KiB
+    // piece into each of 64 tensors per head: scattered by stream count, but each piece is a page.
+    auto p = plan_for("dynamo-universal", "vllm-flash-hnd", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    CHECK(c.source_order_from == 0);
+    CHECK(emit::streams_along(c, c.loops, c.target) > emit::kMostStreams);
+    CHECK(emit::contiguous_chunk(c, c.loops, c.target) * 2 == 4096);
+  }
+  SECTION("vLLM 0.3.3's cross-layer blocks, head-major -> layer-major: the source's order writes 512-byte pieces: the target's order") {
+    // The control of the clause above: the source's order (head, layer, token) would write each 512-byte
+    // piece 4 KiB from the last, which streams_along counts as 8 KiB streams (the head loop continues
+    // them) but contiguous_chunk does not. The target's order writes the whole 2 MiB block in one piece.
+    auto p = plan_for("vllm033-bhlnc", "vllm033-blnhc", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    CHECK(c.source_order_from == -1);
+    CHECK(loop_names(c) == std::vector<std::string>{"token_div16", "layer", "token_mod16", "head"});
+    CHECK(c.run_elements * 2 == 512);
+    CHECK(emit::contiguous_chunk(c, c.loops, c.target) * 2 == 2 << 20);
+  }
   SECTION("SGLang's page_first pool read by the target's order gives 2 KiB a token, a page apart: not a stream, so the source's order") {
     // The target's order (layer, token, head, kv) reads K's and V's 2 KiB of one layer per token, then the
     // next token 64 KiB on: two streams by count, but each shorter than a page (kLeastReadStreamBytes).
