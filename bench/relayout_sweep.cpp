@@ -309,9 +309,19 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
     if (p.same_as < 0) sources[kernels++ / 16] += p.code;
   sources.resize((kernels + 15) / 16);
   if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
-    if (sources.size() != 1) throw std::runtime_error("--source needs --filter to select exactly one pair");
+    // One kernel only: the file replaces the whole translation unit, so a second pair in it would lose its
+    // kernel (and a --filter substring such as X/sglang-host-page-first also selects X/...-direct).
+    if (kernels != 1)
+      throw std::runtime_error("--source needs --filter to select exactly one pair; it selects " + std::to_string(kernels) + " distinct kernels");
     std::ifstream in(o.replacement);
+    if (!in) throw std::runtime_error("--source: cannot read " + o.replacement);
     sources[0].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // The header kvlayout emit writes names the pair: a kernel of another pair would write past its buffers.
+    const Pair& selected = *std::find_if(pairs.begin(), pairs.end(), [](const Pair& p) { return p.same_as < 0; });
+    const std::string names = ": " + selected.source + " -> " + selected.target + " on cache shape " + selected.cache + "\n";
+    if (sources[0].find(names) == std::string::npos)
+      throw std::runtime_error("--source " + o.replacement + " is not a kernel of " + selected.source + " -> " + selected.target + " on " +
+                               selected.cache + " (its header names another pair, or none)");
   }
   std::filesystem::create_directories(o.workdir);
   native::CompileOptions c;
@@ -565,8 +575,19 @@ Options parse(int argc, char** argv) {
 
 }  // namespace
 
+int run_sweep(const Options& o);
+
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  try {
+    return run_sweep(o);
+  } catch (const std::exception& e) {  // bad --source or --filter, a kernel that does not compile
+    std::cerr << "kvlayout_bench_sweep: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int run_sweep(const Options& o) {
   const spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Pair> pairs = exact_pairs(catalog, o);
@@ -588,6 +609,8 @@ int main(int argc, char** argv) {
   RooflineTally roofline;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
+    if (p.same_as < 0 && library->find(p.kernel) == nullptr)
+      throw std::runtime_error("no function " + p.kernel + " in the compiled kernels" + (o.replacement.empty() ? "" : " (--source " + o.replacement + ")"));
     timed[i] = p.same_as < 0 ? measure(p, library->find(p.kernel), arena, o) : timed[static_cast<std::size_t>(p.same_as)];
     const auto& timings = timed[i].timings;
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
