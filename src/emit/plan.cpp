@@ -475,7 +475,6 @@ std::int64_t contiguous_chunk(const Cell& cell, const std::vector<int>& loops, c
   return chunk;
 }
 
-
 namespace {
 
 // The most read streams the target's order is kept for where it also writes few streams: the L2 streamer

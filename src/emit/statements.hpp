@@ -64,8 +64,9 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // where an iteration of it reads at most kFarthestPrefetchBytes. Else, of the loops inside that one (every
 // loop where none looks up) whose steps move the source by a stride and whose iteration reads at most
 // kFarthestPrefetchBytes: the innermost whose iteration reads at least kNearestPrefetchBytes, one
-// iteration ahead; else the innermost taken ceil(kNearestPrefetchBytes / its bytes an iteration)
-// iterations ahead where that is at most half its extent. Else the lookup's loop, or none (-1). A source
+// iteration ahead (only below a lookup); else the innermost taken ceil(kNearestPrefetchBytes / its bytes
+// an iteration) iterations ahead where that is at most half its extent. Else the lookup's loop, or none
+// (-1). A source
 // no loop looks up is prefetched only where the cell copies runs of a line or more (no tile), not in
 // whole blocks (`whole_block_bytes`, cpu.cpp's whole_block_bytes) of kNearestPrefetchBytes or more
 // (kv_stream_copy reads such a block's pages in several streams itself), and not in 2 to kMostStreams
