@@ -28,6 +28,13 @@ Planned plan_for(const std::string& s, const std::string& t, const std::string& 
 
 const emit::PlanOptions kCpuPlan{.invert_tables = true};
 
+// The level (0 outermost) of the loop over mode `var`, or -1 where no loop runs over it.
+int level_of(const emit::Cell& c, const std::string& var) {
+  for (std::size_t l = 0; l < c.loops.size(); ++l)
+    if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
+  return -1;
+}
+
 std::vector<std::string> loop_names(const emit::Cell& cell) {
   std::vector<std::string> out;
   for (int m : cell.loops) out.push_back(cell.modes[static_cast<std::size_t>(m)].var);
@@ -304,11 +311,6 @@ TEST_CASE("a tile prefetches the source rows it reads, not the span between them
 }
 
 TEST_CASE("a copy prefetches the next block, or a strided step inside a block too large to prefetch whole", "[emit][plan]") {
-  auto level_of = [](const emit::Cell& c, const std::string& var) {
-    for (std::size_t l = 0; l < c.loops.size(); ++l)
-      if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
-    return -1;
-  };
   SECTION("vLLM's 32 KiB blocks: the next block, through the table") {
     auto p = plan_for("vllm-flash-nhd", "vllm-flash-hnd", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
@@ -351,11 +353,6 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
 }
 
 TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
-  auto level_of = [](const emit::Cell& c, const std::string& var) {
-    for (std::size_t l = 0; l < c.loops.size(); ++l)
-      if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
-    return -1;
-  };
   auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
     auto p = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
