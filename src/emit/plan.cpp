@@ -455,6 +455,7 @@ std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, cons
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     const auto m = static_cast<std::size_t>(*it);
     if (read_by_atoms(f, *it)) break;
+    if (least_stream_elements > 0 && chunk >= least_stream_elements && streams >= 2 && streams <= most) break;  // see plan.hpp
     if (std::abs(f.stride[m]) == chunk) {
       chunk *= cell.modes[m].extent;
       streams = interleaved;

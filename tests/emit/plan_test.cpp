@@ -272,6 +272,25 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     CHECK(c.run_elements * 2 == 512);
     CHECK(emit::contiguous_chunk(c, c.loops, c.target) * 2 == 2 << 20);
   }
+  SECTION("HF's layer tensors into SGLang's page_head pool: 32 streams of 16 KiB a head, not 256: the target's order") {
+    // A head's 64 tokens, one 16 KiB stream per layer tensor; the next page of tokens continues each of
+    // them only after the other heads, which streams_along no longer counts as more streams.
+    auto p = plan_for("hf-dynamic", "sglang-host-page-head", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) {
+      CHECK(c.source_order_from == -1);
+      CHECK(loop_names(c) == std::vector<std::string>{"token_div64", "head", "token_mod64", "layer"});
+      CHECK(emit::streams_along(c, c.loops, c.source, emit::kLeastReadStreamBytes / 2, 32) == 32);
+    }
+  }
+  SECTION("HF's layer tensors into vLLM 0.3.3's head-major blocks: one stream of 4 KiB pieces: the source's order") {
+    // The control of the clause above: the target's order reads one 4 KiB piece per (layer, head), each
+    // elsewhere, which is one stream at a time, not many.
+    auto p = plan_for("hf-dynamic", "vllm033-bhlnc", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) {
+      CHECK(c.source_order_from == 0);
+      CHECK(emit::streams_along(c, c.target_order_loops, c.source, emit::kLeastReadStreamBytes / 2, 32) == 33);
+    }
+  }
   SECTION("SGLang's page_first pool read by the target's order gives 2 KiB a token, a page apart: not a stream, so the source's order") {
     // The target's order (layer, token, head, kv) reads K's and V's 2 KiB of one layer per token, then the
     // next token 64 KiB on: two streams by count, but each shorter than a page (kLeastReadStreamBytes).
