@@ -609,9 +609,14 @@ int run_sweep(const Options& o) {
   RooflineTally roofline;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
-    if (p.same_as < 0 && library->find(p.kernel) == nullptr)
-      throw std::runtime_error("no function " + p.kernel + " in the compiled kernels" + (o.replacement.empty() ? "" : " (--source " + o.replacement + ")"));
-    timed[i] = p.same_as < 0 ? measure(p, library->find(p.kernel), arena, o) : timed[static_cast<std::size_t>(p.same_as)];
+    if (p.same_as >= 0) {
+      timed[i] = timed[static_cast<std::size_t>(p.same_as)];
+    } else {
+      const auto kernel = library->find(p.kernel);
+      if (kernel == nullptr)
+        throw std::runtime_error("no function " + p.kernel + " in the compiled kernels" + (o.replacement.empty() ? "" : " (--source " + o.replacement + ")"));
+      timed[i] = measure(p, kernel, arena, o);
+    }
     const auto& timings = timed[i].timings;
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
                       {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
