@@ -10,6 +10,7 @@
 #include "emit/pass_alignment.hpp"
 #include "emit/run_pairs.hpp"
 #include "emit/sibling_cells.hpp"
+#include "emit/staged_runs.hpp"
 #include "emit/statements.hpp"
 #include "expr/c_print.hpp"
 
@@ -276,10 +277,39 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
 // 0.98-1.00x / 1.62-1.64x (0.73-0.74x with one stream either way).
 std::int64_t run_prefetch_bytes(std::int64_t bytes) { return std::min<std::int64_t>(bytes, 4096); }
 
+// The bytes of a tile's staged box (see print_copy's whole-line transposes), or 0: a 16-bit tile whose 32
+// columns at a time make whole 64-byte target lines, whose target rows abut into one span of at most
+// 64 KiB, moved without conversion and without a bound along the columns (the legacy vLLM value cache's
+// 16-token rows into a token-major block). The transposes write the box into a buffer on the stack with
+// ordinary stores, and the box is then streamed out as one sequential run.
+std::int64_t staged_box_bytes(const Cell& cell, int source_bytes, int target_bytes, bool convert) {
+  if (convert || source_bytes != 2 || cell.tile_target_contiguous < 0 || cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) return 0;
+  const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
+  const bool guard_across = cell.tile_guard >= 0 && !guard_down;
+  const std::int64_t across = cell.tile_target_extent;
+  const std::int64_t target_row = cell.target.stride[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  const std::int64_t box_bytes = across * down.extent * target_bytes;
+  if (across % 32 != 0 || guard_across || target_row != across || down.extent % 8 != 0 || box_bytes > (std::int64_t{64} << 10)) return 0;
+  return box_bytes;
+}
+
+// The order of a staged box's steps (32 columns each, `span` source bytes apart): four source pages at a
+// time, a step from each in turn, so that one core reads four page streams at once (as kv_stream_copy does),
+// where the steps in order read one page after another; identity where the steps do not tile whole pages.
+// As C, the step taken at iteration `q` of `steps`.
+std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
+  if (span <= 0 || 4096 % span != 0) return "q";
+  const std::int64_t per_page = 4096 / span, group = 4 * per_page;
+  if (steps % group != 0) return "q";
+  return "(q % 4) * " + i64(per_page) + " + (q / 4) % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
+}
+
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
 // for a converting move, one conversion per element.
-void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {}) {
+void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {},
+                bool stage_deferred = false) {
   const std::string s = address(at, true, final_offset(cell, true), source_bytes);
   // What this copy reads, prefetch_step's iterations ahead (the next block of a paged source,
   // where the hardware prefetcher does not look; measured: 0.75x -> 0.85x of memcpy for a random 32 KiB-block
@@ -337,30 +367,46 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       const std::string across_lines =
           guard_across ? "kv_min(" + i64(across.extent) + ", " + remaining(cell.tile_target_contiguous, "0") + ")" : i64(across.extent);
       const std::string every_row = guard_down ? " && " + remaining(cell.tile_source_contiguous, "0") + " >= " + i64(down.extent) : "";
-      // Staged: when the tile's target box is one contiguous span (its rows abut) of at most 64 KiB, the
-      // transposes write it into a buffer on the stack with ordinary stores (it stays in L1/L2) and the box
-      // is then streamed out as one sequential run, instead of sixteen interleaved row streams (measured
-      // on the vllm-paged-legacy value move, 32 KiB boxes: 8.0-9.5 -> 10.3-10.8 GiB/s-equivalent).
-      const std::int64_t box_bytes = across.extent * down.extent * target_bytes;
-      const bool staged = !guard_across && target_row == across.extent && down.extent % 8 == 0 && box_bytes <= (std::int64_t{64} << 10);
+      // Staged (staged_box_bytes, with the cell's two stage buffers declared by print_cell): the transposes
+      // write the box into one buffer with ordinary stores (it stays in L1), reading the source's pages four
+      // at a time (page_interleaved_step), while the previous box, staged in the other buffer, is streamed
+      // out a piece per step, so that its streaming stores drain beside the transposes instead of in a
+      // burst of their own. The box stays pending until the next staged box, or the end of the cell.
+      // Measured on the vllm-paged-legacy value move alone, one process, one thread (GiB/s over the pair's
+      // bytes): the box streamed at once, the source read page after page and the next block prefetched
+      // 13.2-13.3; in four page streams without the prefetch 13.6-14.0; streamed a box behind 14.2-14.8;
+      // both 15.4-15.6 (against 8.0-9.5 before staging at all, with 8 x 8 tiles).
+      const std::int64_t box_bytes = staged_box_bytes(cell, source_bytes, target_bytes, convert);
+      const bool staged = box_bytes > 0 && stage_deferred;
       w.line("int64_t across_done = 0;");
       w.open("if (stream" + every_row + ")");
-      if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box_bytes) + "];");
-      const std::string into = staged ? "kv_stage" : d;
-      w.open("for (const int64_t across_lines = " + across_lines + "; across_done + 32 <= across_lines; across_done += 32)");
-      prefetch_rows(" + across_done * " + i64(source_row), 32, source_row, down.extent);
       // Sixteen rows at a time where the block has them (one AVX2 pass covers both 8-row bands).
       const bool sixteen = down.extent % 16 == 0;
-      w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += " + (sixteen ? "16" : "8") + ")");
-      w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + into + " + (across_done + down0 * " + i64(target_row) + ") * " + std::to_string(target_bytes) +
-             ", " + i64(target_row * target_bytes) + ", " + s + " + (across_done * " + i64(source_row) + " + down0) * " +
-             std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + (staged ? ", false);" : ", true);"));
-      w.close();
-      w.close();
+      auto transposes = [&](const std::string& into, const std::string& at, bool streamed) {
+        w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += " + (sixteen ? "16" : "8") + ")");
+        w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + into + " + (" + at + " + down0 * " + i64(target_row) + ") * " +
+               std::to_string(target_bytes) + ", " + i64(target_row * target_bytes) + ", " + s + " + (" + at + " * " + i64(source_row) + " + down0) * " +
+               std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + (streamed ? ", true);" : ", false);"));
+        w.close();
+      };
       if (staged) {
-        // Every column was staged (across.extent is a multiple of 32, no guard along it): the box is whole.
-        w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box_bytes) + ">(" + d + ", kv_stage);");
-        w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box_bytes) + ");");
+        // Every column is staged (across.extent is a multiple of 32, no guard along it): the box is whole.
+        const std::int64_t steps = across.extent / 32, piece = box_bytes / steps;
+        w.line("char* const kv_stage = kv_stages[kv_half];");
+        w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
+        w.line("const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;");
+        transposes("kv_stage", "across_at", false);
+        w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(piece) + ">(kv_pending + q * " + i64(piece) + ", kv_stages[kv_half ^ 1] + q * " +
+               i64(piece) + ");");
+        w.close();
+        w.line("across_done = " + i64(across.extent) + ";");
+        w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_pending = " + d + ", kv_half ^= 1;");
+        w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box_bytes) + "), kv_pending = nullptr;");
+      } else {
+        w.open("for (const int64_t across_lines = " + across_lines + "; across_done + 32 <= across_lines; across_done += 32)");
+        prefetch_rows(" + across_done * " + i64(source_row), 32, source_row, down.extent);
+        transposes(d, "across_done", true);
+        w.close();
       }
       w.close();
       across_start = "across_done";
@@ -878,6 +924,53 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   w.close();
 }
 
+// Before the box's first loop (see staged_runs.hpp): where streaming and every position of the box is
+// moved, its runs copied into a buffer on the stack in the source's order, the source's outermost loop
+// split into four quarters taken one step each in turn, then the buffer streamed out whole.
+void print_staged_runs(CodeWriter& w, const Cell& cell, const StagedRuns& box, int source_bytes, int target_bytes) {
+  const int around = static_cast<int>(box.level) - 1;
+  const std::string s = address({}, true, offset_at(cell, true, around), source_bytes);
+  const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
+  auto in_box = [&](int m) { return std::find(box.source_order.begin(), box.source_order.end(), m) != box.source_order.end(); };
+  // A bound-checked coordinate with digits in the box, at its largest value there, within its limit.
+  std::string whole;
+  for (std::size_t c = 0; c < cell.coords.size(); ++c) {
+    const CellCoordinate& coord = cell.coords[c];
+    if (!coord.guarded || std::none_of(coord.modes.begin(), coord.modes.end(), in_box)) continue;
+    std::string value = coord.lo && coord.modes.size() == 1 ? i64(coord.lo) : "";
+    std::int64_t largest_inside = 0;
+    for (int m : coord.modes) {
+      const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+      if (in_box(m)) largest_inside += (mode.extent - 1) * mode.weight;
+      else value += (value.empty() ? "" : " + ") + mode.var + " * " + i64(mode.weight);
+    }
+    whole += " && " + (value.empty() ? i64(0) : value) + " + " + i64(largest_inside) + " <= " + coordinate_limit(cell, static_cast<int>(c), kInputs);
+  }
+  auto offset_in_box = [&](const SideForm& f) {
+    std::string sum;
+    for (int m : box.source_order) sum += (sum.empty() ? "" : " + ") + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(f.stride[static_cast<std::size_t>(m)]);
+    return sum;
+  };
+  w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (staged_runs.hpp).");
+  w.open("if (stream" + whole + ")");
+  w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
+  const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
+  w.open("for (int64_t kv_quarter_at = 0; kv_quarter_at < " + i64(outer.extent / 4) + "; ++kv_quarter_at)");
+  for (std::size_t i = 1; i < box.source_order.size(); ++i) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(box.source_order[i])];
+    w.open("for (int64_t " + mode.var + " = 0; " + mode.var + " < " + i64(mode.extent) + "; ++" + mode.var + ")");
+  }
+  w.open("KV_UNROLL for (int64_t kv_quarter = 0; kv_quarter < 4; ++kv_quarter)");
+  w.line("const int64_t " + outer.var + " = kv_quarter * " + i64(outer.extent / 4) + " + kv_quarter_at;");
+  w.line("std::memcpy(kv_stage + (" + offset_in_box(cell.target) + ") * " + std::to_string(target_bytes) + ", " + s + " + (" +
+         offset_in_box(cell.source) + ") * " + std::to_string(source_bytes) + ", " + std::to_string(cell.run_elements * source_bytes) + ");");
+  for (std::size_t i = 0; i < box.source_order.size() + 1; ++i) w.close();
+  w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
+  w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+  w.line("continue;");
+  w.close();
+}
+
 // The flattened range's length as C (1 for a cell without loops).
 std::string flat_total(const Cell& cell) {
   if (cell.loops.empty()) return i64(1);
@@ -923,10 +1016,14 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
         for (const auto& line : shifted_pointer(cell, level, kInputs, false, group[k].target_instance_shift, members[k].target_pointer)) w.line(line);
     }
   };
+  // A staged tile's two stage buffers live across the cell's iterations (print_copy streams a box out
+  // while the next is staged), for a nest of one member with loops.
+  const std::int64_t stage_bytes =
+      members.size() == 1 && !cell.loops.empty() ? staged_box_bytes(cell, source_bytes, target_bytes, convert) : 0;
   auto copies = [&](bool prefetch) {
     for (const RunAddress& at : members) {
       if (convert && members.size() > 1) w.open("");  // a converting copy declares its own from / to
-      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at);
+      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at, stage_bytes > 0);
       if (convert && members.size() > 1) w.close();
     }
   };
@@ -958,6 +1055,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");
   w.line("const int64_t part_begin = total * part / parts, part_end = total * (part + 1) / parts;");
   w.line("const int64_t begin = part_begin + (part_end - part_begin) * sub / subs, end = part_begin + (part_end - part_begin) * (sub + 1) / subs;");
+  if (stage_bytes > 0) {
+    w.line("alignas(64) char kv_stages[2][" + std::to_string(stage_bytes) + "];");
+    w.line("char* kv_pending = nullptr;  // where the box staged in kv_stages[kv_half ^ 1] goes, not yet streamed out");
+    w.line("int kv_half = 0;");
+  }
   w.open("for (int64_t flat = begin; flat < end; ++flat)");
   const std::string& v0 = cell.modes[static_cast<std::size_t>(cell.loops[0])].var;
   if (flat == 2) {
@@ -967,7 +1069,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("const int64_t " + v0 + " = flat;");
   }
   const PrefetchStep step = prefetch_step(cell, source_bytes, whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, -1));
-  const int prefetch = step.level;
+  // A staged tile reads its box's source pages four at a time, which the hardware follows (print_copy): the
+  // next block prefetched beside them was measured no faster.
+  const int prefetch = stage_bytes > 0 ? -1 : step.level;
   auto displacement = [&](std::size_t l, const std::string& bound) {
     if (static_cast<int>(l) == prefetch)
       w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound) + ";");
@@ -1018,8 +1122,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("continue;");
     w.close();
   };
+  // A box of paired runs staged on the stack (staged_runs.hpp), for a nest of one member.
+  const std::optional<StagedRuns> staged = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
+    if (staged && l == staged->level) print_staged_runs(w, cell, *staged, source_bytes, target_bytes);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)
@@ -1033,6 +1140,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   copies(prefetch >= 0);
   for (std::size_t l = flat; l < loops; ++l) w.close();
   w.close();
+  if (stage_bytes > 0) w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(stage_bytes) + ">(kv_pending, kv_stages[kv_half ^ 1]);");
   w.close();
 }
 

@@ -234,7 +234,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   std::vector<Case> cases;
   std::vector<std::string> sources(2);
   std::size_t source_ordered = 0, streamed = 0, line_transposes = 0, line_transposes8 = 0, staged = 0, gathered = 0, inverted = 0,
-              columns16 = 0, run_pairs = 0, interleaved = 0, sparse_target_rows = 0;
+              columns16 = 0, run_pairs = 0, staged_runs = 0, interleaved = 0, sparse_target_rows = 0;
   for (std::size_t s = 0; s < layouts.size(); ++s) {
     for (std::size_t t = 0; t < layouts.size(); ++t) {
       prove::Proof p = prove::prove(layouts[s], layouts[t], cache);
@@ -250,6 +250,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
       columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
       run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos;
+      staged_runs += source.find("kv_quarter_at") != std::string::npos;
       interleaved += source.find("for (int64_t sub = 0; sub < kv_passes; ++sub)") != std::string::npos;
       sparse_target_rows += source.find("kv_from_rows.resize(") != std::string::npos;
       gathered += source.find("kv_transpose_rows_block<2>(kv_to") != std::string::npos;
@@ -270,6 +271,9 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   // The legacy key cache's 16-byte x-packs, moved in or out: pairs of runs in 2 x 2 transposes where the
   // block is whole, run by run in the block 37 tokens cut (18 pairs of the 13 shipped layouts when written).
   CHECK(run_pairs >= 12);
+  // Out of the legacy key cache into token-major blocks, a whole block's packs are staged on the stack in the
+  // source's order and streamed out (emit/staged_runs.hpp); the block 37 tokens cut goes run by run.
+  CHECK(staged_runs >= 3);
   // Nests that read the same source pages run in interleaved passes (vllm-packed-nhd's K and V per head
   // into the legacy caches and llamacpp-vtrans), each pass a share of every thread's part (3 threads here).
   CHECK(interleaved >= 3);
@@ -801,4 +805,59 @@ TEST_CASE("the kernel tests see a runs nest led by a tile's loops: a K nest that
   }
   REQUIRE(replaced == 2);  // the nest of both instruction-set variants
   check_controls(c, true, c.cache.params.at("num_tokens"));
+}
+
+TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", "[emit][kernels]") {
+  // Out of the legacy cache into vLLM's flash cache: the key packs of a whole block are staged in the
+  // source's order, four quarters at once (emit/staged_runs.hpp), and the value tiles are staged and
+  // streamed out a box behind (print_copy's whole-line transposes). Heads of 32 bf16 make the value
+  // box's columns whole lines; streaming is forced. Controls: every quarter reading the first one's heads,
+  // the pending box streamed from the buffer being staged, and the last pending box never streamed out.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 64;
+  const auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-paged-legacy").string()), cache);
+  const auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()), cache);
+  const prove::Proof proof = prove::prove(S.layout, T.layout, cache);
+  emit::EmitOptions o;
+  o.streaming_from_bytes = 0;
+  o.name = "staged";
+  const std::string code = emit::emit_kernel(proof, o);
+  REQUIRE(code.find("kv_quarter_at") != std::string::npos);
+  REQUIRE(code.find("kv_pending = ") != std::string::npos);
+  auto broken = [&](const std::string& name, const std::string& from, const std::string& to) {
+    emit::EmitOptions b = o;
+    b.name = name;
+    std::string text = emit::emit_kernel(proof, b);
+    std::size_t replaced = 0;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced) text.replace(at, from.size(), to);
+    REQUIRE(replaced == 2);  // once in each instruction-set variant
+    return text;
+  };
+  const std::string quarter = broken("staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
+  const std::string buffer = broken("staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
+  const std::string flush = broken("staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, ");
+  test::TempDir dir;
+  test::KernelLibrary library({code, quarter, buffer, flush}, dir.path().string());
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (int threads : {1, 3}) {
+        for (std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, " << threads << " threads, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, n, threads);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+          for (const char* name : {"staged_one_quarter", "staged_wrong_buffer", "staged_no_flush"}) {
+            INFO(name);
+            test::KernelRun bad = test::run_against_oracle(library.find(name), S, T, k, n, threads);
+            CHECK(bad.code == 0);
+            CHECK(bad.wrong_bytes > 0);
+          }
+        }
+      }
+    }
+  }
 }

@@ -4,11 +4,13 @@
 
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
+#include "emit/plan_fixture.hpp"
 #include "emit/statements.hpp"
 #include "prove/proof.hpp"
 #include "spec/catalog.hpp"
 
 using namespace kvlayout;
+using test::level_of;
 
 namespace {
 
@@ -27,13 +29,6 @@ Planned plan_for(const std::string& s, const std::string& t, const std::string& 
 }
 
 const emit::PlanOptions kCpuPlan{.invert_tables = true};
-
-// The level (0 outermost) of the loop over mode `var`, or -1 where no loop runs over it.
-int level_of(const emit::Cell& c, const std::string& var) {
-  for (std::size_t l = 0; l < c.loops.size(); ++l)
-    if (c.modes[static_cast<std::size_t>(c.loops[l])].var == var) return static_cast<int>(l);
-  return -1;
-}
 
 std::vector<std::string> loop_names(const emit::Cell& cell) {
   std::vector<std::string> out;

@@ -10,15 +10,9 @@
 #include "spec/catalog.hpp"
 
 using namespace kvlayout;
+using test::level_of;
 
 namespace {
-
-// The level of the loop over the mode named `var`, or -1.
-int level_of(const emit::Cell& cell, const std::string& var) {
-  for (std::size_t l = 0; l < cell.loops.size(); ++l)
-    if (cell.modes[static_cast<std::size_t>(cell.loops[l])].var == var) return static_cast<int>(l);
-  return -1;
-}
 
 // The printer's first loop of its own: the two outermost are flattened across the threads.
 constexpr std::size_t kFlat = 2;

@@ -1,0 +1,92 @@
+// Boxes of paired 16-byte runs staged on the stack (emit/staged_runs.hpp): which box is staged, and what
+// stops it. The kernels that stage are checked against the byte oracle, with controls, in kernels_test.cpp.
+#include <catch2/catch.hpp>
+
+#include "emit/plan.hpp"
+#include "emit/plan_fixture.hpp"
+#include "emit/staged_runs.hpp"
+
+using namespace kvlayout;
+using test::level_of;
+
+namespace {
+
+// The mode named `var`.
+std::size_t mode_of(const emit::Cell& cell, const std::string& var) {
+  for (std::size_t m = 0; m < cell.modes.size(); ++m)
+    if (cell.modes[m].var == var) return m;
+  FAIL("no mode " << var);
+  return 0;
+}
+
+// The printer's first loop of its own: the two outermost are flattened across the threads.
+constexpr std::size_t kFlat = 2;
+
+}  // namespace
+
+TEST_CASE("out of the legacy key cache into a token-major block, a whole block's packs are staged", "[emit][plan]") {
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  REQUIRE(k.run_elements == 8);
+  const auto box = emit::staged_runs(k, 2, kFlat);
+  REQUIRE(box.has_value());
+  CHECK(static_cast<int>(box->level) == level_of(k, "token_mod16"));
+  CHECK(box->bytes == 16 * 8 * 128 * 2);  // 16 slots of 8 heads of 128 bf16
+  std::vector<std::string> order;
+  for (int m : box->source_order) order.push_back(k.modes[static_cast<std::size_t>(m)].var);
+  CHECK(order == std::vector<std::string>{"head", "dim_div8", "token_mod16"});  // the source's [head, dim / 8, slot, 8]
+}
+
+TEST_CASE("boxes whose pairs are adjacent, whose runs are not 16 bytes, or that are not contiguous are not staged", "[emit][plan]") {
+  SECTION("into the legacy cache: the pack index pairs with the slot innermost, nothing between (measured slower staged)") {
+    const emit::Cell k = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
+    CHECK_FALSE(emit::staged_runs(k, 2, kFlat).has_value());
+  }
+  SECTION("256-byte runs do not pair") {
+    for (const emit::Cell& c : test::cpu_plan("vllm-flash-nhd", "vllm-flash-hnd").cells) CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  REQUIRE(emit::staged_runs(k, 2, kFlat).has_value());
+  const std::size_t head = mode_of(k, "head"), token_mod16 = mode_of(k, "token_mod16");
+  SECTION("the control: the unchanged cell is staged") { CHECK(emit::staged_runs(k, 2, kFlat).has_value()); }
+  SECTION("a gap in the source box") {
+    emit::Cell c = k;
+    c.source.stride[head] *= 2;
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("a gap in the target box") {
+    emit::Cell c = k;
+    c.target.stride[token_mod16] += 8;
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("a box larger than kMostStagedBytes") {
+    emit::Cell c = k;
+    c.modes[head].extent = 16;  // the head outermost in the source, innermost but one in the target
+    c.target.stride[token_mod16] = 16 * 128;
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("the source's outermost loop does not divide into quarters") {
+    emit::Cell c = k;
+    c.modes[head].extent = 6;
+    c.target.stride[token_mod16] = 6 * 128;
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("a loop of the box reads a table (one the pairs do not use)") {
+    emit::Cell c = k;
+    emit::Atom a;
+    a.coef = 1;
+    a.modes = {static_cast<int>(head)};
+    c.source.atoms.push_back(a);
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("a bound-checked coordinate with a digit outside the box below one inside") {
+    emit::Cell c = k;
+    const auto token = static_cast<std::size_t>(c.modes[token_mod16].coord);
+    REQUIRE(c.coords[token].guarded);
+    c.coords[token].modes.push_back(c.loops[0]);  // the layer, outside, as the token's lowest digit
+    CHECK_FALSE(emit::staged_runs(c, 2, kFlat).has_value());
+  }
+  SECTION("the box starts no higher than the first level allowed") {
+    const auto box = emit::staged_runs(k, 2, kFlat + 1);
+    if (box) CHECK(box->level >= kFlat + 1);
+  }
+}
