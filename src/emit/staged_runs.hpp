@@ -9,8 +9,10 @@
 // heads between, a line's four slots come back after every head's packs.
 // Measured on vllm-paged-legacy -> vllm-flash-nhd's key move alone (one process, one thread, 256 MiB,
 // GiB/s over the pair's bytes): paired 12.1-12.3 -> staged 14.5-14.6 (the source read in one stream
-// 12.8-13.0). Into the legacy cache (no loop between the pair: vllm-flash-nhd -> vllm-paged-legacy's key
-// move, paired 17.7-18.0) the buffer lost (14.9-15.6), so such nests stay paired.
+// 12.8-13.0). Where no loop lies between the paired ones the buffer lost, so such nests stay paired: into
+// the legacy cache (vllm-flash-nhd -> vllm-paged-legacy's key move 17.7-18.0 -> 14.9-15.6; flashinfer-hnd
+// -> vllm-paged-legacy 7.6-8.2 -> 7.2-7.3 for the pair), and out of it into head-major blocks
+// (vllm-paged-legacy -> trtllm-pool 7.6-7.7 -> 6.3, -> hf-dynamic 7.8-8.1 -> 6.4-6.5 for the pair).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

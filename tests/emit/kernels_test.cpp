@@ -476,14 +476,15 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   }
 }
 
-TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes, a burst written one element off is caught",
+TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes; a burst written one element off, or rows swapped, is caught",
           "[emit][kernels]") {
   // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
   // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk). The
   // other kernel tests move at most 67 tokens, so no chunk is whole there. Here 300 slots: the first chunk
   // whole when all 300 tokens are moved (staged), the second cut (44 slots, straight blocks); with 37 tokens
-  // moved every chunk holds absent slots (straight blocks, whose bytes the oracle sees stay poison). The
-  // control: the same kernels with the burst written one element later.
+  // moved every chunk holds absent slots (straight blocks, whose bytes the oracle sees stay poison). A whole
+  // chunk's rows are first copied whole into a buffer (cpu.cpp, gathered_chunk_bytes). The controls: the
+  // same kernels with the burst written one element later, and with neighbouring rows swapped in the copy.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 32;
@@ -491,8 +492,10 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
   const auto target = spec::load_layout(catalog.find_layout("llamacpp-vtrans").string());
   const auto T = enumerate::enumerate_layout(target, cache);
   std::vector<std::string> sources, names;
+  std::vector<bool> gathered;
   std::vector<enumerate::Enumerated> enumerated;
   const std::string burst = "char* const burst = kv_to[r] + across1 * 2;";
+  const std::string gather_row = "kv_chunk[r + k] + line, 64);";
   for (const char* name : {"vllm-flash-nhd", "sglang-mha", "vllm-packed-nhd", "hf-dynamic", "lmcache-2ltd"}) {
     auto source = spec::load_layout(catalog.find_layout(name).string());
     prove::Proof p = prove::prove(source, target, cache);
@@ -512,11 +515,23 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
     sources.push_back(code);
     sources.push_back(broken);
     names.push_back(o.name);
+    gathered.push_back(code.find(gather_row) != std::string::npos);
+    if (gathered.back()) {
+      emit::EmitOptions o_swapped = o;
+      o_swapped.name = o.name + "_swapped";
+      std::string swapped = emit::emit_kernel(p, o_swapped);
+      std::size_t swaps = 0;
+      for (std::size_t k = swapped.find(gather_row); k != std::string::npos; k = swapped.find(gather_row, k + 1), ++swaps)
+        swapped.replace(k, gather_row.size(), "kv_chunk[r + (k ^ 1)] + line, 64);");
+      REQUIRE(swaps == 2);
+      sources.push_back(swapped);
+    }
     enumerated.push_back(enumerate::enumerate_layout(source, cache));
   }
   // All but vllm-packed-nhd when this was written: its rows (one head's dims, K and V interleaved per head)
   // lie 16 rows' lengths apart, too sparse to stage (see stage_gathered_chunks in emit/cpu.cpp).
   REQUIRE(names.size() >= 4);
+  CHECK(std::count(gathered.begin(), gathered.end(), true) >= 4);
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (std::size_t c = 0; c < names.size(); ++c) {
@@ -534,6 +549,10 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
           test::KernelRun broken = test::run_against_oracle(library.find(names[c] + "_broken"), enumerated[c], T, k, n, 1);
           CHECK(broken.code == 0);
           CHECK(broken.wrong_bytes > 0);
+          if (!gathered[c]) continue;
+          test::KernelRun swapped = test::run_against_oracle(library.find(names[c] + "_swapped"), enumerated[c], T, k, n, 1);
+          CHECK(swapped.code == 0);
+          CHECK(swapped.wrong_bytes > 0);
         }
       }
     }
