@@ -105,6 +105,17 @@ FourKibRuns four_kib_runs() {
   return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
 }
 
+// A control: the kernel of `proof` as `o` emits it, named `name`, with every `from` replaced by `to`, once in
+// each instruction-set variant.
+std::string broken_kernel(const prove::Proof& proof, emit::EmitOptions o, const std::string& name, const std::string& from, const std::string& to) {
+  o.name = name;
+  std::string text = emit::emit_kernel(proof, o);
+  std::size_t replaced = 0;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced) text.replace(at, from.size(), to);
+  REQUIRE(replaced == 2);
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
@@ -505,27 +516,11 @@ TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle'
     o.streaming_from_bytes = 0;
     std::string code = emit::emit_kernel(p, o);
     if (code.find(burst) == std::string::npos) continue;  // this source's rows are read in bands, not whole
-    emit::EmitOptions o_broken = o;
-    o_broken.name = o.name + "_broken";
-    std::string broken = emit::emit_kernel(p, o_broken);
-    std::size_t replaced = 0;
-    for (std::size_t k = broken.find(burst); k != std::string::npos; k = broken.find(burst, k + 1), ++replaced)
-      broken.replace(k, burst.size(), "char* const burst = kv_to[r] + (across1 + 1) * 2;");
-    REQUIRE(replaced == 2);  // the cell of both instruction-set variants
     sources.push_back(code);
-    sources.push_back(broken);
+    sources.push_back(broken_kernel(p, o, o.name + "_broken", burst, "char* const burst = kv_to[r] + (across1 + 1) * 2;"));
     names.push_back(o.name);
     gathered.push_back(code.find(gather_row) != std::string::npos);
-    if (gathered.back()) {
-      emit::EmitOptions o_swapped = o;
-      o_swapped.name = o.name + "_swapped";
-      std::string swapped = emit::emit_kernel(p, o_swapped);
-      std::size_t swaps = 0;
-      for (std::size_t k = swapped.find(gather_row); k != std::string::npos; k = swapped.find(gather_row, k + 1), ++swaps)
-        swapped.replace(k, gather_row.size(), "kv_chunk[r + (k ^ 1)] + line, 64);");
-      REQUIRE(swaps == 2);
-      sources.push_back(swapped);
-    }
+    if (gathered.back()) sources.push_back(broken_kernel(p, o, o.name + "_swapped", gather_row, "kv_chunk[r + (k ^ 1)] + line, 64);"));
     enumerated.push_back(enumerate::enumerate_layout(source, cache));
   }
   // All but vllm-packed-nhd when this was written: its rows (one head's dims, K and V interleaved per head)
@@ -845,18 +840,10 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   const std::string code = emit::emit_kernel(proof, o);
   REQUIRE(code.find("kv_quarter_at") != std::string::npos);
   REQUIRE(code.find("kv_pending = ") != std::string::npos);
-  auto broken = [&](const std::string& name, const std::string& from, const std::string& to) {
-    emit::EmitOptions b = o;
-    b.name = name;
-    std::string text = emit::emit_kernel(proof, b);
-    std::size_t replaced = 0;
-    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced) text.replace(at, from.size(), to);
-    REQUIRE(replaced == 2);  // once in each instruction-set variant
-    return text;
-  };
-  const std::string quarter = broken("staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
-  const std::string buffer = broken("staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
-  const std::string flush = broken("staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, ");
+  const std::string quarter = broken_kernel(proof, o, "staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
+  const std::string buffer = broken_kernel(proof, o, "staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
+  const std::string flush = broken_kernel(proof, o, "staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ",
+                                          "if (false) kv_stream_copy<4096>(kv_pending, ");
   test::TempDir dir;
   test::KernelLibrary library({code, quarter, buffer, flush}, dir.path().string());
   for (const std::string& variant : test::isa_variants()) {
