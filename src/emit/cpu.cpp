@@ -10,7 +10,7 @@
 #include "emit/pass_alignment.hpp"
 #include "emit/run_pairs.hpp"
 #include "emit/sibling_cells.hpp"
-#include "emit/staged_runs.hpp"
+#include "emit/source_box.hpp"
 #include "emit/statements.hpp"
 #include "expr/c_print.hpp"
 
@@ -961,13 +961,13 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   w.close();
 }
 
-// Before the box's first loop (see staged_runs.hpp): where streaming and every position of the box is
-// moved, its runs copied into a buffer on the stack in the source's order, the source's outermost loop
-// split into four quarters taken one step each in turn, then the buffer streamed out whole.
-void print_staged_runs(CodeWriter& w, const Cell& cell, const StagedRuns& box, int source_bytes, int target_bytes) {
+// Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
+// moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
+// step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
+// otherwise each run streamed straight to the target, for every member of the nest.
+void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
+                    int target_bytes, bool staged) {
   const int around = static_cast<int>(box.level) - 1;
-  const std::string s = address({}, true, offset_at(cell, true, around), source_bytes);
-  const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
   auto in_box = [&](int m) { return std::find(box.source_order.begin(), box.source_order.end(), m) != box.source_order.end(); };
   // A bound-checked coordinate with digits in the box, at its largest value there, within its limit.
   std::string whole;
@@ -988,9 +988,11 @@ void print_staged_runs(CodeWriter& w, const Cell& cell, const StagedRuns& box, i
     for (int m : box.source_order) sum += (sum.empty() ? "" : " + ") + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(f.stride[static_cast<std::size_t>(m)]);
     return sum;
   };
-  w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (staged_runs.hpp).");
+  const std::string run_bytes = std::to_string(cell.run_elements * source_bytes);
+  w.line(staged ? "// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp)."
+                : "// The box read in the source's order, four quarters at once (source_box.hpp).");
   w.open("if (stream" + whole + ")");
-  w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
+  if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
   w.open("for (int64_t kv_quarter_at = 0; kv_quarter_at < " + i64(outer.extent / 4) + "; ++kv_quarter_at)");
   for (std::size_t i = 1; i < box.source_order.size(); ++i) {
@@ -999,11 +1001,21 @@ void print_staged_runs(CodeWriter& w, const Cell& cell, const StagedRuns& box, i
   }
   w.open("KV_UNROLL for (int64_t kv_quarter = 0; kv_quarter < 4; ++kv_quarter)");
   w.line("const int64_t " + outer.var + " = kv_quarter * " + i64(outer.extent / 4) + " + kv_quarter_at;");
-  w.line("std::memcpy(kv_stage + (" + offset_in_box(cell.target) + ") * " + std::to_string(target_bytes) + ", " + s + " + (" +
-         offset_in_box(cell.source) + ") * " + std::to_string(source_bytes) + ", " + std::to_string(cell.run_elements * source_bytes) + ");");
+  if (staged) {
+    w.line("std::memcpy(kv_stage + (" + offset_in_box(cell.target) + ") * " + std::to_string(target_bytes) + ", " +
+           address({}, true, offset_at(cell, true, around), source_bytes) + " + (" + offset_in_box(cell.source) + ") * " + std::to_string(source_bytes) + ", " +
+           run_bytes + ");");
+  } else {
+    for (const RunAddress& at : members)
+      w.line("kv_stream_copy<" + run_bytes + ">(" + address(at, false, "(" + offset_at(cell, false, around) + " + " + offset_in_box(cell.target) + ")", target_bytes) +
+             ", " + address(at, true, "(" + offset_at(cell, true, around) + " + " + offset_in_box(cell.source) + ")", source_bytes) + ");");
+  }
   for (std::size_t i = 0; i < box.source_order.size() + 1; ++i) w.close();
-  w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
-  w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+  if (staged) {
+    const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
+    w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
+    w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+  }
   w.line("continue;");
   w.close();
 }
@@ -1160,11 +1172,15 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("continue;");
     w.close();
   };
-  // A box of paired runs staged on the stack (staged_runs.hpp), for a nest of one member.
-  const std::optional<StagedRuns> staged = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  // A box read as four page streams (source_box.hpp): paired runs staged on the stack, for a nest of one
+  // member; or runs of lines streamed straight to the target.
+  std::optional<SourceBox> box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  const bool staged = box.has_value();
+  if (!box && !convert && whole_block == 0 && target_runs_aligned(cell, target_bytes) && (cell.run_elements * source_bytes) % 16 == 0)
+    box = quartered_runs(cell, source_bytes, target_bytes, flat);
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
-    if (staged && l == staged->level) print_staged_runs(w, cell, *staged, source_bytes, target_bytes);
+    if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)

@@ -116,6 +116,39 @@ std::string broken_kernel(const prove::Proof& proof, emit::EmitOptions o, const 
   return text;
 }
 
+// A control of check_exact_with_controls: a broken kernel, and the token counts at which it must be caught.
+struct Control {
+  std::string name;
+  std::function<bool(std::int64_t)> caught_at;
+};
+
+// Kernel `name` against the oracle in every instruction-set variant and table choice, on 1 and 3 threads,
+// moving 64 tokens and 37 (a 16-slot block cut): exact, and every control wrong where it must be caught.
+void check_exact_with_controls(const test::KernelLibrary& library, const enumerate::Enumerated& S, const enumerate::Enumerated& T,
+                               const std::string& name, const std::vector<Control>& controls) {
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (int threads : {1, 3}) {
+        for (std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, " << threads << " threads, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(library.find(name), S, T, k, n, threads);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+          for (const Control& control : controls) {
+            if (!control.caught_at(n)) continue;
+            INFO(control.name);
+            test::KernelRun bad = test::run_against_oracle(library.find(control.name), S, T, k, n, threads);
+            CHECK(bad.code == 0);
+            CHECK(bad.wrong_bytes > 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
@@ -846,24 +879,43 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
                                           "if (false) kv_stream_copy<4096>(kv_pending, ");
   test::TempDir dir;
   test::KernelLibrary library({code, quarter, buffer, flush}, dir.path().string());
-  for (const std::string& variant : test::isa_variants()) {
-    test::ScopedIsa isa(variant);
-    for (std::size_t k = 0; k < 3; ++k) {
-      for (int threads : {1, 3}) {
-        for (std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
-          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, " << threads << " threads, num_tokens " << n);
-          test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, n, threads);
-          CHECK(run.code == 0);
-          CHECK(run.wrong_bytes == 0);
-          CHECK(run.moved > 0);
-          for (const char* name : {"staged_one_quarter", "staged_wrong_buffer", "staged_no_flush"}) {
-            INFO(name);
-            test::KernelRun bad = test::run_against_oracle(library.find(name), S, T, k, n, threads);
-            CHECK(bad.code == 0);
-            CHECK(bad.wrong_bytes > 0);
-          }
-        }
-      }
-    }
+  const auto always = [](std::int64_t) { return true; };
+  check_exact_with_controls(library, S, T, o.name, {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_no_flush", always}});
+}
+
+TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {
+  // Where the plan walks a block in the source's order, a 16 KiB block (16 slots of 4 heads of 128 bf16)
+  // is read as four quarters at once and its 256-byte runs streamed straight out (emit/source_box.hpp).
+  // Streaming is forced; with 37 tokens the third block is cut and goes run by run. Controls: every
+  // quarter reading the first one's slots, and the whole-box check dropped (the cut block copied whole,
+  // writing positions no moved token holds).
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 128;
+  cache.params["num_tokens"] = 64;
+  for (const auto& [source_name, target_name] : {std::pair<std::string, std::string>{"vllm-flash-nhd", "vllm-flash-hnd"}, {"flashinfer-hnd", "vllm-flash-nhd"}}) {
+    INFO(source_name << " -> " << target_name);
+    test::TempDir dir;
+    const auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(source_name).string()), cache);
+    const auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(target_name).string()), cache);
+    const prove::Proof proof = prove::prove(S.layout, T.layout, cache);
+    emit::EmitOptions o;
+    o.streaming_from_bytes = 0;
+    o.name = "quartered";
+    const std::string code = emit::emit_kernel(proof, o);
+    const std::string comment = "// The box read in the source's order, four quarters at once (source_box.hpp).";
+    const std::size_t at = code.find(comment);
+    REQUIRE(at != std::string::npos);
+    // The quarter's step and the box check as this kernel prints them: "const int64_t <slot> = kv_quarter * " and
+    // "if (stream && " right after the comment.
+    const std::size_t step = code.find("= kv_quarter * ", at);
+    REQUIRE(step != std::string::npos);
+    const std::string quarter = code.substr(code.rfind("const int64_t ", step), step - code.rfind("const int64_t ", step)) + "= kv_quarter * ";
+    const std::string check = comment + code.substr(at + comment.size(), code.find("if (stream && ", at) - at - comment.size()) + "if (stream && ";
+    test::KernelLibrary library({code, broken_kernel(proof, o, "quartered_one_quarter", quarter, quarter + "0 * "),
+                                 broken_kernel(proof, o, "quartered_unchecked", check, comment + "\nif (stream || ")},
+                                dir.path().string());
+    check_exact_with_controls(library, S, T, o.name,
+                              {{"quartered_one_quarter", [](std::int64_t) { return true; }}, {"quartered_unchecked", [](std::int64_t n) { return n == 37; }}});
   }
 }

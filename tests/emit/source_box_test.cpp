@@ -1,10 +1,11 @@
-// Boxes of paired 16-byte runs staged on the stack (emit/staged_runs.hpp): which box is staged, and what
-// stops it. The kernels that stage are checked against the byte oracle, with controls, in kernels_test.cpp.
+// Boxes read as four page streams (emit/source_box.hpp): which box of paired 16-byte runs is staged on the
+// stack, which box of longer runs is read in quarters, and what stops each. The kernels are checked against
+// the byte oracle, with controls, in kernels_test.cpp.
 #include <catch2/catch.hpp>
 
 #include "emit/plan.hpp"
 #include "emit/plan_fixture.hpp"
-#include "emit/staged_runs.hpp"
+#include "emit/source_box.hpp"
 
 using namespace kvlayout;
 using test::level_of;
@@ -89,4 +90,47 @@ TEST_CASE("boxes whose pairs are adjacent, whose runs are not 16 bytes, or that 
     const auto box = emit::staged_runs(k, 2, kFlat + 1);
     if (box) CHECK(box->level >= kFlat + 1);
   }
+}
+
+TEST_CASE("a block the plan walks in the source's order is read in quarters", "[emit][plan]") {
+  const emit::Cell c = test::cpu_plan("vllm-flash-nhd", "vllm-flash-hnd").cells[0];
+  REQUIRE(c.source_order_from >= 0);
+  const auto box = emit::quartered_runs(c, 2, 2, kFlat);
+  REQUIRE(box.has_value());
+  CHECK(static_cast<int>(box->level) == level_of(c, "token_mod16"));
+  CHECK(box->bytes == 16 * 8 * 128 * 2);
+  CHECK(box->target_contiguous);
+  std::vector<std::string> order;
+  for (int m : box->source_order) order.push_back(c.modes[static_cast<std::size_t>(m)].var);
+  CHECK(order == std::vector<std::string>{"token_mod16", "head"});  // the source's [slot, head, dim]
+  SECTION("the control: unchanged, it is read in quarters") { CHECK(emit::quartered_runs(c, 2, 2, kFlat).has_value()); }
+  SECTION("a block the plan walks in the target's order") {
+    emit::Cell t = c;
+    t.source_order_from = -1;
+    CHECK_FALSE(emit::quartered_runs(t, 2, 2, kFlat).has_value());
+  }
+  SECTION("runs shorter than a line") {
+    // The same block with runs of `elements`: 64 slots of 8 heads, source [slot, head, run], target [head, slot, run].
+    auto with_run = [&](std::int64_t elements) {
+      emit::Cell t = c;
+      const std::size_t head = mode_of(t, "head"), slot = mode_of(t, "token_mod16");
+      t.run_elements = elements;
+      t.modes[slot].extent = 64;
+      t.source.stride[head] = elements;
+      t.source.stride[slot] = 8 * elements;
+      t.target.stride[slot] = elements;
+      t.target.stride[head] = 64 * elements;
+      return t;
+    };
+    CHECK(emit::quartered_runs(with_run(32), 2, 2, kFlat).has_value());  // 64-byte runs: the control
+    CHECK_FALSE(emit::quartered_runs(with_run(16), 2, 2, kFlat).has_value());
+  }
+  SECTION("a box of fewer than four pages") {
+    emit::Cell t = c;
+    const std::size_t head = mode_of(t, "head"), slot = mode_of(t, "token_mod16");
+    t.modes[head].extent = 1;  // one head: 16 slots of 256 bytes, 4 KiB
+    t.source.stride[slot] = 128;
+    CHECK_FALSE(emit::quartered_runs(t, 2, 2, kFlat).has_value());
+  }
+  SECTION("an element conversion (other element sizes)") { CHECK_FALSE(emit::quartered_runs(c, 2, 1, kFlat).has_value()); }
 }

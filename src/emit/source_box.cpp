@@ -1,4 +1,4 @@
-#include "emit/staged_runs.hpp"
+#include "emit/source_box.hpp"
 
 #include <algorithm>
 
@@ -43,21 +43,35 @@ bool checked_once(const Cell& cell, const std::vector<int>& modes) {
 
 }  // namespace
 
-std::optional<StagedRuns> staged_runs(const Cell& cell, int source_bytes, std::size_t first_level) {
+std::optional<SourceBox> source_box(const Cell& cell, int source_bytes, std::size_t level) {
+  if (level >= cell.loops.size() || cell.tile_target_contiguous >= 0) return std::nullopt;
+  const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());
+  if (!std::all_of(modes.begin(), modes.end(), [&](int m) { return plain(cell, m); }) || !checked_once(cell, modes)) return std::nullopt;
+  const std::int64_t elements = contiguous_elements(cell, cell.source, modes);
+  if (elements == 0) return std::nullopt;
+  SourceBox box{level, modes, elements * source_bytes, contiguous_elements(cell, cell.target, modes) == elements};
+  std::sort(box.source_order.begin(), box.source_order.end(),
+            [&](int a, int b) { return cell.source.stride[static_cast<std::size_t>(a)] > cell.source.stride[static_cast<std::size_t>(b)]; });
+  if (cell.modes[static_cast<std::size_t>(box.source_order.front())].extent % 4 != 0) return std::nullopt;
+  return box;
+}
+
+std::optional<SourceBox> staged_runs(const Cell& cell, int source_bytes, std::size_t first_level) {
   const std::size_t loops = cell.loops.size();
   for (std::size_t level = first_level; level + 2 <= loops; ++level) {
-    const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());
     const int pairs = run_pairs_level(cell, source_bytes, level);
     if (pairs < 0 || static_cast<std::size_t>(pairs) + 2 >= loops) continue;  // no loop between the paired ones
-    if (!std::all_of(modes.begin(), modes.end(), [&](int m) { return plain(cell, m); }) || !checked_once(cell, modes)) continue;
-    const std::int64_t elements = contiguous_elements(cell, cell.source, modes);
-    if (elements == 0 || contiguous_elements(cell, cell.target, modes) != elements) continue;
-    if (elements * source_bytes > kMostStagedBytes) continue;
-    StagedRuns out{level, modes, elements * source_bytes};
-    std::sort(out.source_order.begin(), out.source_order.end(),
-              [&](int a, int b) { return cell.source.stride[static_cast<std::size_t>(a)] > cell.source.stride[static_cast<std::size_t>(b)]; });
-    if (cell.modes[static_cast<std::size_t>(out.source_order.front())].extent % 4 != 0) continue;
-    return out;
+    const auto box = source_box(cell, source_bytes, level);
+    if (box && box->target_contiguous && box->bytes <= kMostStagedBytes) return box;
+  }
+  return std::nullopt;
+}
+
+std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level) {
+  if (cell.source_order_from < 0 || cell.run_elements * source_bytes < 64 || source_bytes != target_bytes) return std::nullopt;
+  for (std::size_t level = std::max(first_level, static_cast<std::size_t>(cell.source_order_from)); level < cell.loops.size(); ++level) {
+    const auto box = source_box(cell, source_bytes, level);
+    if (box && box->bytes >= 4 * 4096) return box;
   }
   return std::nullopt;
 }

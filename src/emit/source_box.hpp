@@ -1,0 +1,60 @@
+#pragma once
+// A box of a cell's runs read as four page streams. Where the innermost loops of a cell from some level on
+// read one contiguous span of the source (a vLLM block of 16 slots of 8 heads of 128 bf16, behind its
+// block-table lookup), a nest that walks the span in order reads one page after another, and one core
+// then waits on each page's first lines: the hardware prefetcher does not cross pages. Split into four
+// quarters taken a step each in turn, the box is read as four page streams at once, as kv_stream_copy
+// reads a run of pages (glibc's memcpy does the same). Two users:
+//   - staged_runs: 16-byte runs (vLLM's legacy key cache, a block's x-packs `[head, dim / 8, slot, 8]`)
+//     into a contiguous target box (a token-major block `[slot, head, dim]`) are copied into a buffer on
+//     the stack in the source's order, with ordinary stores that stay in L1, and the buffer is then
+//     streamed to the target as one sequential run. The paired nest (run_pairs.hpp) reads each source
+//     line in visits a whole sub-nest apart when a loop lies between its two paired loops: with the pack
+//     index innermost and the heads between, a line's four slots come back after every head's packs.
+//     Measured on vllm-paged-legacy -> vllm-flash-nhd's key move alone (one process, one thread, 256 MiB,
+//     GiB/s over the pair's bytes): paired 12.1-12.3 -> staged 14.5-14.6 (the source read in one stream
+//     12.8-13.0). Where no loop lies between the paired ones the buffer lost, so such nests stay paired:
+//     into the legacy cache (vllm-flash-nhd -> vllm-paged-legacy's key move 17.7-18.0 -> 14.9-15.6;
+//     flashinfer-hnd -> vllm-paged-legacy 7.6-8.2 -> 7.2-7.3 for the pair), and out of it into head-major
+//     blocks (vllm-paged-legacy -> trtllm-pool 7.6-7.7 -> 6.3, -> hf-dynamic 7.8-8.1 -> 6.4-6.5).
+//   - quartered_runs: runs of whole lines in a box the plan walks in the source's order (phase 5b) are
+//     streamed straight to the target, the quarters' runs one after another.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "emit/plan.hpp"
+
+namespace kvlayout::emit {
+
+struct SourceBox {
+  std::size_t level = 0;          // the box's loops are cell.loops[level..]
+  std::vector<int> source_order;  // those loops' modes, largest source stride first
+  std::int64_t bytes = 0;         // the box in the source
+  bool target_contiguous = false;  // the box is one contiguous span of the target too, of `bytes`
+};
+
+// The box of cell.loops[level..], or nothing: its loops are of fixed extent and place nothing through a
+// table, an inverted slot or a tensor instance; with the run they tile one contiguous span of the source
+// (strides positive, each the run's length times the smaller ones' extents); the source's outermost loop
+// divides into four quarters; a bound-checked coordinate's digits in the box are its lowest ones (checked
+// once for the whole box).
+// @post source_order is a permutation of cell.loops[level..].
+std::optional<SourceBox> source_box(const Cell& cell, int source_bytes, std::size_t level);
+
+// The largest box from `first_level` on to stage (see above): its runs pair (run_pairs_level) with a loop
+// between the paired ones, and it is contiguous in the target too, of at most kMostStagedBytes.
+// @pre a move without conversion; source_bytes is the element size.
+std::optional<SourceBox> staged_runs(const Cell& cell, int source_bytes, std::size_t first_level);
+
+// The largest box from `first_level` on to read in quarters (see above): the plan walks it in the
+// source's order, its runs are 64 bytes or longer, and it spans four pages or more. (The printer streams
+// the runs: it takes the box only where every run starts 16-byte aligned in the target.)
+std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level);
+
+// The largest box staged: the buffer beside the source lines being read stays in a 48 KiB first-level
+// cache (measured at 32 KiB only: a vLLM block of 16 slots of 8 heads of 128 bf16).
+constexpr std::int64_t kMostStagedBytes = std::int64_t{32} << 10;
+
+}  // namespace kvlayout::emit
