@@ -520,7 +520,7 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   }
 }
 
-TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes; a burst written one element off, or rows swapped, is caught",
+TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes, and a burst written one element off or rows swapped are caught",
           "[emit][kernels]") {
   // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
   // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk). The
