@@ -90,54 +90,59 @@ void check_controls(const ControlKernels& c, bool every_variant, std::int64_t nu
   }
 }
 
-// LMCache's two-tier cache into vLLM's flash cache on the small shape with head_size 32: each block of 16
-// tokens x 4 heads x 32 dims is one 4 KiB run, read in the source's order.
-struct FourKibRuns {
+// LMCache's two-tier cache into vLLM's flash cache on the small shape with head_size 64: each block of 16
+// tokens x 4 heads x 64 dims is one 8 KiB run, read in the source's order and copied whole (blocks under
+// 8 KiB are copied four at a time instead: see the test of whole blocks copied four at a time).
+struct EightKibRuns {
   prove::Proof proof;
   enumerate::Enumerated source, target;
 };
-FourKibRuns four_kib_runs() {
+EightKibRuns eight_kib_runs() {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 32;
+  cache.params["head_size"] = 64;
   const auto source = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
   const auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
   return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
 }
 
-// A control: the kernel of `proof` as `o` emits it, named `name`, with every `from` replaced by `to`, once in
-// each instruction-set variant.
+// A control: the kernel of `proof` as `o` emits it, named `name`, with every `from` replaced by `to`, as
+// often in each instruction-set variant (once or more: once per cell that prints it).
 std::string broken_kernel(const prove::Proof& proof, emit::EmitOptions o, const std::string& name, const std::string& from, const std::string& to) {
   o.name = name;
   std::string text = emit::emit_kernel(proof, o);
   std::size_t replaced = 0;
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced) text.replace(at, from.size(), to);
-  REQUIRE(replaced == 2);
+  REQUIRE(replaced >= 2);
+  REQUIRE(replaced % 2 == 0);
   return text;
 }
 
-// A control of check_exact_with_controls: a broken kernel, and the token counts at which it must be caught.
+// A control of check_exact_with_controls: a broken kernel, and where it must be caught (token count,
+// threads).
 struct Control {
   std::string name;
-  std::function<bool(std::int64_t)> caught_at;
+  std::function<bool(std::int64_t, int)> caught_at;
 };
 
 // Kernel `name` against the oracle in every instruction-set variant and table choice, on 1 and 3 threads,
-// moving 64 tokens and 37 (a 16-slot block cut): exact, and every control wrong where it must be caught.
+// moving each of `token_counts` tokens (by default 64 and 37, a 16-slot block cut): exact, and every
+// control wrong where it must be caught.
 void check_exact_with_controls(const test::KernelLibrary& library, const enumerate::Enumerated& S, const enumerate::Enumerated& T,
-                               const std::string& name, const std::vector<Control>& controls) {
+                               const std::string& name, const std::vector<Control>& controls,
+                               const std::vector<std::int64_t>& token_counts = {64, 37}) {
   for (const std::string& variant : test::isa_variants()) {
     test::ScopedIsa isa(variant);
     for (std::size_t k = 0; k < 3; ++k) {
       for (int threads : {1, 3}) {
-        for (std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+        for (std::int64_t n : token_counts) {
           INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, " << threads << " threads, num_tokens " << n);
           test::KernelRun run = test::run_against_oracle(library.find(name), S, T, k, n, threads);
           CHECK(run.code == 0);
           CHECK(run.wrong_bytes == 0);
           CHECK(run.moved > 0);
           for (const Control& control : controls) {
-            if (!control.caught_at(n)) continue;
+            if (!control.caught_at(n, threads)) continue;
             INFO(control.name);
             test::KernelRun bad = test::run_against_oracle(library.find(control.name), S, T, k, n, threads);
             CHECK(bad.code == 0);
@@ -147,6 +152,27 @@ void check_exact_with_controls(const test::KernelLibrary& library, const enumera
       }
     }
   }
+}
+
+// A pair of shipped layouts on `small` with `params` changed (64 tokens), its proof, and emit options that
+// force streaming stores (as a serving-size move takes), the kernel named `name`.
+struct StreamingPair {
+  enumerate::Enumerated source, target;
+  prove::Proof proof;
+  emit::EmitOptions options;
+};
+StreamingPair streaming_pair(const std::string& source, const std::string& target, const std::map<std::string, std::int64_t>& params,
+                             const std::string& name) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["num_tokens"] = 64;
+  for (const auto& [key, value] : params) cache.params[key] = value;
+  StreamingPair p{enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(source).string()), cache),
+                  enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(target).string()), cache), {}, {}};
+  p.proof = prove::prove(p.source.layout, p.target.layout, cache);
+  p.options.streaming_from_bytes = 0;
+  p.options.name = name;
+  return p;
 }
 
 }  // namespace
@@ -593,12 +619,12 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
   // than 256 bytes past the source modulo 4 KiB (forward, each load waits on the store just issued). The
   // fixture places the target buffers 16 and 48 bytes past the source (as np.empty's arrays lie) and
   // compares every byte; the control stores each backward step 16 (AVX2) or 8 (SSE2) bytes off.
-  const FourKibRuns r = four_kib_runs();
+  const EightKibRuns r = eight_kib_runs();
   const prove::Proof& p = r.proof;
   emit::EmitOptions o;
   o.name = "near_runs";
   const std::string code = emit::emit_kernel(p, o);
-  REQUIRE(code.find("else kv_copy<4096>(") != std::string::npos);
+  REQUIRE(code.find("else kv_copy<8192>(") != std::string::npos);
   emit::EmitOptions o_broken = o;
   o_broken.name = "near_runs_broken";
   std::string broken = emit::emit_kernel(p, o_broken);
@@ -631,12 +657,12 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
 
 TEST_CASE("runs streamed into a target off a line move the oracle's bytes in either nest, and broken copies are caught", "[emit][kernels]") {
   // Kernels stream into any 16-byte aligned target (emit/cpu.cpp, kv_stream_copy): np.empty's arrays start
-  // 16 bytes past a page. LMCache's two-tier cache into vLLM's flash cache reads its 4 KiB runs in the
+  // 16 bytes past a page. LMCache's two-tier cache into vLLM's flash cache reads its 8 KiB runs in the
   // source's order where every target starts on a line, and in the target's order (cell0_off_lines)
   // where one does not. Streaming is forced (streaming_from_bytes 0) and the targets are placed 64 (on a
   // line), 16, 32 and 48 bytes past a page. Controls: the AVX2 copy's leading 16-byte store dropped (taken
   // where the target is 16 bytes off 32), and the block at target offset 0 skipped in one nest only.
-  const FourKibRuns r = four_kib_runs();
+  const EightKibRuns r = eight_kib_runs();
   emit::EmitOptions o;
   o.streaming_from_bytes = 0;
   o.name = "lines_off";
@@ -658,7 +684,7 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes in eit
   };
   auto skip_first_block_in = [](const std::string& function) {
     return [function](std::string& text) {
-      const std::string copy = "if (stream) kv_stream_copy<4096>(pT + oT2 * 2, ";
+      const std::string copy = "if (stream) kv_stream_copy<8192>(pT + oT2 * 2, ";
       std::size_t replaced = 0;
       for (std::size_t at = text.find("static void " + function + "("); at != std::string::npos;
            at = text.find("static void " + function + "(", at + 1), ++replaced) {
@@ -856,20 +882,14 @@ TEST_CASE("the kernel tests see a runs nest led by a tile's loops: a K nest that
 
 TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", "[emit][kernels]") {
   // Out of the legacy cache into vLLM's flash cache: the key packs of a whole block are staged in the
-  // source's order, four quarters at once (emit/staged_runs.hpp), and the value tiles are staged and
+  // source's order, four quarters at once (emit/source_box.hpp), and the value tiles are staged and
   // streamed out a box behind (print_copy's whole-line transposes). Heads of 32 bf16 make the value
   // box's columns whole lines; streaming is forced. Controls: every quarter reading the first one's heads,
   // the pending box streamed from the buffer being staged, and the last pending box never streamed out.
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 32;
-  cache.params["num_tokens"] = 64;
-  const auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-paged-legacy").string()), cache);
-  const auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()), cache);
-  const prove::Proof proof = prove::prove(S.layout, T.layout, cache);
-  emit::EmitOptions o;
-  o.streaming_from_bytes = 0;
-  o.name = "staged";
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "staged");
+  const auto &S = pair.source, &T = pair.target;
+  const prove::Proof& proof = pair.proof;
+  const emit::EmitOptions& o = pair.options;
   const std::string code = emit::emit_kernel(proof, o);
   REQUIRE(code.find("kv_quarter_at") != std::string::npos);
   REQUIRE(code.find("kv_pending = ") != std::string::npos);
@@ -879,7 +899,7 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
                                           "if (false) kv_stream_copy<4096>(kv_pending, ");
   test::TempDir dir;
   test::KernelLibrary library({code, quarter, buffer, flush}, dir.path().string());
-  const auto always = [](std::int64_t) { return true; };
+  const auto always = [](std::int64_t, int) { return true; };
   check_exact_with_controls(library, S, T, o.name, {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_no_flush", always}});
 }
 
@@ -889,19 +909,13 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
   // Streaming is forced; with 37 tokens the third block is cut and goes run by run. Controls: every
   // quarter reading the first one's slots, and the whole-box check dropped (the cut block copied whole,
   // writing positions no moved token holds).
-  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 128;
-  cache.params["num_tokens"] = 64;
   for (const auto& [source_name, target_name] : {std::pair<std::string, std::string>{"vllm-flash-nhd", "vllm-flash-hnd"}, {"flashinfer-hnd", "vllm-flash-nhd"}}) {
     INFO(source_name << " -> " << target_name);
     test::TempDir dir;
-    const auto S = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(source_name).string()), cache);
-    const auto T = enumerate::enumerate_layout(spec::load_layout(catalog.find_layout(target_name).string()), cache);
-    const prove::Proof proof = prove::prove(S.layout, T.layout, cache);
-    emit::EmitOptions o;
-    o.streaming_from_bytes = 0;
-    o.name = "quartered";
+    const StreamingPair pair = streaming_pair(source_name, target_name, {{"head_size", 128}}, "quartered");
+    const auto &S = pair.source, &T = pair.target;
+    const prove::Proof& proof = pair.proof;
+    const emit::EmitOptions& o = pair.options;
     const std::string code = emit::emit_kernel(proof, o);
     const std::string comment = "// The box read in the source's order, four quarters at once (source_box.hpp).";
     const std::size_t at = code.find(comment);
@@ -916,6 +930,35 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
                                  broken_kernel(proof, o, "quartered_unchecked", check, comment + "\nif (stream || ")},
                                 dir.path().string());
     check_exact_with_controls(library, S, T, o.name,
-                              {{"quartered_one_quarter", [](std::int64_t) { return true; }}, {"quartered_unchecked", [](std::int64_t n) { return n == 37; }}});
+                              {{"quartered_one_quarter", [](std::int64_t, int) { return true; }},
+                               {"quartered_unchecked", [](std::int64_t n, int) { return n == 37; }}});
+  }
+}
+
+TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapped or unflushed blocks are caught", "[emit][kernels]") {
+  // A 4 KiB whole block (16 slots of one head's 128 bf16) is left pending and every fourth one copies the
+  // four at once; the cell copies what is left as it returns (emit/cpu.cpp, whole_blocks_at_once).
+  // Streaming is forced. Controls: the four-block copy reading each pair of blocks swapped (caught on one
+  // thread: with one layer the flattened loops are the head and the block, so three threads' parts hold
+  // two or three blocks each and never four), and the last pending blocks never copied (caught where a
+  // part leaves some pending: one layer of two heads, 53 tokens, three whole blocks a head).
+  for (const auto& [source_name, target_name] : {std::pair<std::string, std::string>{"hf-dynamic", "vllm-flash-hnd"}, {"vllm-flash-hnd", "hf-dynamic"}}) {
+    INFO(source_name << " -> " << target_name);
+    test::TempDir dir;
+    const StreamingPair pair = streaming_pair(source_name, target_name, {{"head_size", 128}, {"num_layers", 1}, {"num_kv_heads", 2}}, "four_blocks");
+    const auto &S = pair.source, &T = pair.target;
+    const prove::Proof& proof = pair.proof;
+    const emit::EmitOptions& o = pair.options;
+    const std::string code = emit::emit_kernel(proof, o);
+    REQUIRE(code.find("kv_stream_copy4<4096>(kv_block_to, kv_block_from)") != std::string::npos);
+    test::KernelLibrary library({code, broken_kernel(proof, o, "four_blocks_swapped", "reinterpret_cast<const __m128i*>(from[s] + line + k)",
+                                                                "reinterpret_cast<const __m128i*>(from[s ^ 1] + line + k)"),
+                                 broken_kernel(proof, o, "four_blocks_unflushed", "for (int b = 0; b < kv_blocks; ++b) kv_stream_copy<4096>(",
+                                               "for (int b = 0; b < 0; ++b) kv_stream_copy<4096>(")},
+                                dir.path().string());
+    check_exact_with_controls(library, S, T, o.name,
+                              {{"four_blocks_swapped", [](std::int64_t, int threads) { return threads == 1; }},
+                               {"four_blocks_unflushed", [](std::int64_t n, int) { return n == 53; }}},
+                              {64, 37, 53});
   }
 }
