@@ -956,8 +956,8 @@ std::int64_t whole_block_bytes(const Cell& cell, int source_bytes, int target_by
 // kv_stream_copy reads as one stream. A whole block is then left pending (its target and source kept) and
 // every fourth one copies the four at once (kv_stream_copy4); the cell copies the rest as it returns.
 // Measured on hf-dynamic -> vllm-flash-hnd (4 KiB blocks, a head's 16 rows, read in the source's order: the
-// next block is the next page; 256 MiB, one process, 1 / 2 threads): 0.80-0.86 -> 1.09-1.11x of memcpy /
-// 1.29-1.41 -> 1.67-1.72x (four consecutive blocks copied at once, by hand, before the pending form).
+// next block is the next page; 256 MiB, one process, 1 / 2 threads): 0.81-0.87 -> 1.07x of memcpy /
+// 1.30-1.37 -> 1.68-1.72x (by hand, four consecutive blocks at once: 1.09-1.11x / 1.67-1.72x).
 bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && whole_block < 8192 && whole_block % 64 == 0; }
 
 // As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
