@@ -336,10 +336,11 @@ std::int64_t staged_box_bytes(const Cell& cell, int source_bytes, int target_byt
 // where the steps in order read one page after another; identity where the steps do not tile whole pages.
 // As C, the step taken at iteration `q` of `steps`.
 std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
-  if (span <= 0 || 4096 % span != 0) return "q";
-  const std::int64_t per_page = 4096 / span, group = 4 * per_page;
+  if (span <= 0 || kPageBytes % span != 0) return "q";
+  const std::int64_t per_page = kPageBytes / span, group = kPageStreams * per_page;
   if (steps % group != 0) return "q";
-  return "(q % 4) * " + i64(per_page) + " + (q / 4) % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
+  const std::string pages = std::to_string(kPageStreams);
+  return "(q % " + pages + ") * " + i64(per_page) + " + (q / " + pages + ") % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
 }
 
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
@@ -1028,13 +1029,14 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   w.open("if (stream" + whole + ")");
   if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
-  w.open("for (int64_t kv_quarter_at = 0; kv_quarter_at < " + i64(outer.extent / 4) + "; ++kv_quarter_at)");
+  const std::int64_t quarter = outer.extent / kPageStreams;
+  w.open("for (int64_t kv_quarter_at = 0; kv_quarter_at < " + i64(quarter) + "; ++kv_quarter_at)");
   for (std::size_t i = 1; i < box.source_order.size(); ++i) {
     const Mode& mode = cell.modes[static_cast<std::size_t>(box.source_order[i])];
     w.open("for (int64_t " + mode.var + " = 0; " + mode.var + " < " + i64(mode.extent) + "; ++" + mode.var + ")");
   }
-  w.open("KV_UNROLL for (int64_t kv_quarter = 0; kv_quarter < 4; ++kv_quarter)");
-  w.line("const int64_t " + outer.var + " = kv_quarter * " + i64(outer.extent / 4) + " + kv_quarter_at;");
+  w.open("KV_UNROLL for (int64_t kv_quarter = 0; kv_quarter < " + std::to_string(kPageStreams) + "; ++kv_quarter)");
+  w.line("const int64_t " + outer.var + " = kv_quarter * " + i64(quarter) + " + kv_quarter_at;");
   if (staged) {
     w.line("std::memcpy(kv_stage + (" + offset_in_box(cell.target) + ") * " + std::to_string(target_bytes) + ", " +
            address({}, true, offset_at(cell, true, around), source_bytes) + " + (" + offset_in_box(cell.source) + ") * " + std::to_string(source_bytes) + ", " +

@@ -52,7 +52,7 @@ std::optional<SourceBox> source_box(const Cell& cell, int source_bytes, std::siz
   SourceBox box{level, modes, elements * source_bytes, contiguous_elements(cell, cell.target, modes) == elements};
   std::sort(box.source_order.begin(), box.source_order.end(),
             [&](int a, int b) { return cell.source.stride[static_cast<std::size_t>(a)] > cell.source.stride[static_cast<std::size_t>(b)]; });
-  if (cell.modes[static_cast<std::size_t>(box.source_order.front())].extent % 4 != 0) return std::nullopt;
+  if (cell.modes[static_cast<std::size_t>(box.source_order.front())].extent % kPageStreams != 0) return std::nullopt;
   return box;
 }
 
@@ -71,7 +71,7 @@ std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int 
   if (cell.source_order_from < 0 || cell.run_elements * source_bytes < 64 || source_bytes != target_bytes) return std::nullopt;
   for (std::size_t level = std::max(first_level, static_cast<std::size_t>(cell.source_order_from)); level < cell.loops.size(); ++level) {
     const auto box = source_box(cell, source_bytes, level);
-    if (box && box->bytes >= 4 * 4096) return box;
+    if (box && box->bytes >= kPageStreams * kPageBytes) return box;
   }
   return std::nullopt;
 }

@@ -18,15 +18,22 @@
 //     flashinfer-hnd -> vllm-paged-legacy 7.6-8.2 -> 7.2-7.3 for the pair), and out of it into head-major
 //     blocks (vllm-paged-legacy -> trtllm-pool 7.6-7.7 -> 6.3, -> hf-dynamic 7.8-8.1 -> 6.4-6.5).
 //   - quartered_runs: runs of whole lines in a box the plan walks in the source's order (phase 5b) are
-//     streamed straight to the target, the quarters' runs one after another.
+//     streamed straight to the target, the quarters' runs one after another. Measured in one process
+//     (256 MiB, 1 / 2 threads, ratio to memcpy): vllm-flash-nhd -> vllm-flash-hnd 0.78-0.86 -> 1.07-1.11 /
+//     1.28-1.44 -> 1.69-1.81, flashinfer-nhd -> trtllm-pool 0.86-0.88 -> 1.07-1.09 / 1.39-1.43 -> 1.65-1.81.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "emit/plan.hpp"
+#include "emit/sibling_cells.hpp"
 
 namespace kvlayout::emit {
+
+// How many pages one core reads at once where a box is split (kv_stream_copy's streams, measured on the
+// Xeon: see its comment in cpu.cpp).
+constexpr std::int64_t kPageStreams = 4;
 
 struct SourceBox {
   std::size_t level = 0;          // the box's loops are cell.loops[level..]
@@ -38,7 +45,7 @@ struct SourceBox {
 // The box of cell.loops[level..], or nothing: its loops are of fixed extent and place nothing through a
 // table, an inverted slot or a tensor instance; with the run they tile one contiguous span of the source
 // (strides positive, each the run's length times the smaller ones' extents); the source's outermost loop
-// divides into four quarters; a bound-checked coordinate's digits in the box are its lowest ones (checked
+// divides into kPageStreams parts; a bound-checked coordinate's digits in the box are its lowest ones (checked
 // once for the whole box).
 // @post source_order is a permutation of cell.loops[level..].
 std::optional<SourceBox> source_box(const Cell& cell, int source_bytes, std::size_t level);
