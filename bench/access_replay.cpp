@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -150,36 +151,78 @@ std::vector<Run> in_source_order(std::vector<Run> runs) {
   return runs;
 }
 
-void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads) {
+namespace {
+
+// One contiguous copy with streaming stores where the target allows them.
+void stream_run(char* t, const char* f, std::size_t n, bool avx2) {
+  const auto aligned = reinterpret_cast<std::uintptr_t>(t);
+  if (avx2 && aligned % 32 == 0 && n % 32 == 0) stream_avx2(t, f, n);
+  else if (aligned % 16 == 0 && n % 16 == 0) stream_sse2(t, f, n);
+  else std::memcpy(t, f, n);
+}
+
+// Runs [begin, end) one after another, the next runs' first 4 KiB prefetched (longer runs are sequential,
+// and the hardware follows them) until kPrefetchAheadBytes of runs past the one being copied are on
+// their way.
+void copy_one_stream(const std::vector<Run>& runs, std::size_t begin, std::size_t end, char* arena, std::size_t e, bool avx2) {
+  std::size_t prefetched = begin;
+  std::uint64_t ahead = 0;  // bytes of the runs prefetched and not yet copied
+  for (std::size_t i = begin; i < end; ++i) {
+    for (; prefetched < end && (prefetched <= i || ahead < kPrefetchAheadBytes); ++prefetched) {
+      const std::size_t n = std::size_t{runs[prefetched].elements} * e;
+      prefetch_span(arena + std::size_t{runs[prefetched].from} * e, std::min<std::size_t>(n, 4096));
+      ahead += n;
+    }
+    ahead -= std::size_t{runs[i].elements} * e;
+    stream_run(arena + std::size_t{runs[i].to} * e, arena + std::size_t{runs[i].from} * e, std::size_t{runs[i].elements} * e, avx2);
+  }
+}
+
+// Runs [begin, end) cut in four quarters by bytes (`before` counts the elements before each run), a run
+// or a page of one from each quarter in turn until all four are done.
+void copy_four_streams(const std::vector<Run>& runs, const std::vector<std::uint64_t>& before, std::size_t begin, std::size_t end, char* arena,
+                       std::size_t e, bool avx2) {
+  struct Cursor {
+    std::size_t run = 0, end = 0;
+    std::size_t done = 0;  // bytes of runs[run] already copied
+  };
+  constexpr std::size_t kStreams = 4, kPage = 4096;
+  std::array<Cursor, kStreams> cursors;
+  const std::uint64_t first = before[begin], elements = before[end] - first;
+  for (std::size_t q = 0; q <= kStreams; ++q) {
+    const std::uint64_t share = first + elements * q / kStreams;
+    const auto at = static_cast<std::size_t>(std::lower_bound(before.begin() + static_cast<std::ptrdiff_t>(begin), before.begin() + static_cast<std::ptrdiff_t>(end), share) - before.begin());
+    if (q < kStreams) cursors[q].run = at;
+    if (q > 0) cursors[q - 1].end = q == kStreams ? end : at;
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (Cursor& c : cursors) {
+      if (c.run >= c.end) continue;
+      any = true;
+      const Run& r = runs[c.run];
+      const std::size_t n = std::size_t{r.elements} * e, piece = std::min(n - c.done, kPage);
+      stream_run(arena + std::size_t{r.to} * e + c.done, arena + std::size_t{r.from} * e + c.done, piece, avx2);
+      c.done += piece;
+      if (c.done == n) ++c.run, c.done = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads, Streams streams) {
   std::vector<std::uint64_t> before(runs.size() + 1, 0);  // elements before each run
   for (std::size_t i = 0; i < runs.size(); ++i) before[i + 1] = before[i] + runs[i].elements;
   const bool avx2 = __builtin_cpu_supports("avx2");
-  const std::size_t e = element_bytes;
   auto part = [&](int p) {
     auto first_at = [&](int q) {
       const std::uint64_t share = before.back() * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(threads);
       return static_cast<std::size_t>(std::lower_bound(before.begin(), before.end() - 1, share) - before.begin());
     };
     const std::size_t begin = first_at(p), end = p + 1 == threads ? runs.size() : first_at(p + 1);
-    // Runs are prefetched (their first 4 KiB: longer runs are sequential, and the hardware follows them)
-    // until kPrefetchAheadBytes of runs past the one being copied are on their way.
-    std::size_t prefetched = begin;
-    std::uint64_t ahead = 0;  // bytes of the runs prefetched and not yet copied
-    for (std::size_t i = begin; i < end; ++i) {
-      for (; prefetched < end && (prefetched <= i || ahead < kPrefetchAheadBytes); ++prefetched) {
-        const std::size_t n = std::size_t{runs[prefetched].elements} * e;
-        prefetch_span(arena + std::size_t{runs[prefetched].from} * e, std::min<std::size_t>(n, 4096));
-        ahead += n;
-      }
-      ahead -= std::size_t{runs[i].elements} * e;
-      char* t = arena + std::size_t{runs[i].to} * e;
-      const char* f = arena + std::size_t{runs[i].from} * e;
-      const std::size_t n = std::size_t{runs[i].elements} * e;
-      const auto aligned = reinterpret_cast<std::uintptr_t>(t);
-      if (avx2 && aligned % 32 == 0 && n % 32 == 0) stream_avx2(t, f, n);
-      else if (aligned % 16 == 0 && n % 16 == 0) stream_sse2(t, f, n);
-      else std::memcpy(t, f, n);
-    }
+    if (streams == Streams::Four) copy_four_streams(runs, before, begin, end, arena, element_bytes, avx2);
+    else copy_one_stream(runs, begin, end, arena, element_bytes, avx2);
     _mm_sfence();
   };
   std::vector<std::thread> workers;

@@ -51,7 +51,17 @@ std::vector<Run> observe_runs(const std::function<void()>& move, const std::vect
 // observe_runs has already joined them: nothing more to coalesce.)
 std::vector<Run> in_source_order(std::vector<Run> runs);
 
+// How a thread walks its share of the runs. One stream: run after run, the next runs prefetched
+// kPrefetchAheadBytes ahead. Four streams: the share cut in four quarters by bytes, a run (at most a page
+// of it) from each quarter in turn, nothing prefetched: how the kernels read whole blocks four at a time
+// (kv_stream_copy4, quartered boxes), since one core reading one page after another waits at each page
+// while four pages read at once keep it at memcpy's pace (measured: emit/source_box.hpp). The one-stream
+// replay alone under-stated the ceiling of runs of a page or less: kernels reading four at once beat it
+// (median kernel/replay 1.06x on the stop-32 roofline).
+enum class Streams { One, Four };
+
 // Copies every run on `threads` threads, each taking a contiguous share of the list by bytes.
-void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads);
+// @post every run's bytes are copied once, whatever `streams`.
+void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes, int threads, Streams streams = Streams::One);
 
 }  // namespace kvlayout::bench

@@ -16,11 +16,11 @@ struct Block {
   std::size_t from = 0, to = 0, elements = 0;  // in elements, from each region's start
 };
 
-// A move of `count` random-length blocks from the source region into a random order of target slots,
-// leaving a random element between some slots unwritten.
-std::vector<Block> random_blocks(std::mt19937& rng, std::size_t count) {
+// A move of `count` blocks of 1 .. `longest` elements from the source region into a random order of
+// target slots, leaving a random element between some slots unwritten.
+std::vector<Block> random_blocks(std::mt19937& rng, std::size_t count, std::size_t longest) {
   std::vector<std::size_t> lengths(count);
-  for (auto& l : lengths) l = 1 + rng() % 9;
+  for (auto& l : lengths) l = 1 + rng() % longest;
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
@@ -33,7 +33,7 @@ std::vector<Block> random_blocks(std::mt19937& rng, std::size_t count) {
 }
 
 struct Arena {
-  std::vector<char> bytes = std::vector<char>(1 << 16);
+  std::vector<char> bytes = std::vector<char>(std::size_t{1} << 20);
   char* base() { return bytes.data(); }
 };
 
@@ -43,9 +43,11 @@ TEST_CASE("access replay: the observed runs are the move's, and replaying them m
   for (std::size_t e : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
     for (unsigned seed = 1; seed <= 20; ++seed) {
       std::mt19937 rng(seed * 7 + static_cast<unsigned>(e));
-      const std::vector<Block> blocks = random_blocks(rng, 1 + rng() % 40);
+      // Blocks of a few elements, and (every fourth seed) blocks of up to 3 pages, which the four-stream
+      // replay copies a page per turn.
+      const std::vector<Block> blocks = random_blocks(rng, 1 + rng() % 40, seed % 4 == 0 ? 3 * 4096 / e : 9);
       Arena arena;
-      bench::Region source{arena.base() + 64 * e, 0}, target{arena.base() + 8192, 0};  // element-aligned, apart
+      bench::Region source{arena.base() + 64 * e, 0}, target{arena.base() + (std::size_t{1} << 19), 0};  // element-aligned, apart
       for (const Block& b : blocks) source.bytes = std::max(source.bytes, (b.from + b.elements) * e), target.bytes = std::max(target.bytes, (b.to + b.elements) * e);
       auto move = [&] {
         for (const Block& b : blocks) std::memcpy(target.base + b.to * e, source.base + b.from * e, b.elements * e);
@@ -73,14 +75,16 @@ TEST_CASE("access replay: the observed runs are the move's, and replaying them m
           REQUIRE(holder != runs.end());
           CHECK(holder->from + (to - holder->to) == from);
         }
-      // Replay, in either order, leaves the target as the move does.
-      for (bool by_source : {false, true}) {
+      // Replay, in either order and either way of streaming, leaves the target as the move does.
+      for (const auto& [by_source, streams] : {std::pair{false, bench::Streams::One}, std::pair{true, bench::Streams::One},
+                                               std::pair{false, bench::Streams::Four}, std::pair{true, bench::Streams::Four}}) {
+        INFO((by_source ? "source" : "target") << " order, " << (streams == bench::Streams::Four ? "four streams" : "one stream"));
         for (std::size_t i = 0; i < source.bytes; ++i) source.base[i] = static_cast<char>(rng());
         std::memset(target.base, 0x5A, target.bytes);
         move();
         const std::vector<char> expected(target.base, target.base + target.bytes);
         std::memset(target.base, 0x5A, target.bytes);
-        bench::replay(by_source ? bench::in_source_order(runs) : runs, arena.base(), e, 1 + static_cast<int>(seed % 2));
+        bench::replay(by_source ? bench::in_source_order(runs) : runs, arena.base(), e, 1 + static_cast<int>(seed % 2), streams);
         CHECK(std::vector<char>(target.base, target.base + target.bytes) == expected);
       }
     }
@@ -113,4 +117,28 @@ TEST_CASE("access replay: a move that writes an element in one pass and not the 
   const auto runs = bench::observe_runs(move, {source}, {target}, 2, arena.base());
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].elements == 3);
+}
+
+TEST_CASE("access replay: the comparison catches a replay that misses a run, in either way of streaming", "[bench][replay]") {
+  // The control of the first case's check: the same comparison on a replay given every run but one.
+  std::mt19937 rng(11);
+  const std::vector<Block> blocks = random_blocks(rng, 24, 3 * 4096 / 2);
+  Arena arena;
+  bench::Region source{arena.base() + 128, 0}, target{arena.base() + (std::size_t{1} << 19), 0};
+  for (const Block& b : blocks) source.bytes = std::max(source.bytes, (b.from + b.elements) * 2), target.bytes = std::max(target.bytes, (b.to + b.elements) * 2);
+  auto move = [&] {
+    for (const Block& b : blocks) std::memcpy(target.base + b.to * 2, source.base + b.from * 2, b.elements * 2);
+  };
+  std::vector<bench::Run> runs = bench::observe_runs(move, {source}, {target}, 2, arena.base());
+  REQUIRE(runs.size() > 1);
+  runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2));
+  for (bench::Streams streams : {bench::Streams::One, bench::Streams::Four}) {
+    for (std::size_t i = 0; i < source.bytes; ++i) source.base[i] = static_cast<char>(1 + rng() % 255);
+    std::memset(target.base, 0, target.bytes);
+    move();
+    const std::vector<char> expected(target.base, target.base + target.bytes);
+    std::memset(target.base, 0, target.bytes);
+    bench::replay(runs, arena.base(), 2, 2, streams);
+    CHECK(std::vector<char>(target.base, target.base + target.bytes) != expected);
+  }
 }
