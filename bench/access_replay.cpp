@@ -1,12 +1,13 @@
 #include "access_replay.hpp"
 
+#include "parallel_parts.hpp"
+
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 
 namespace kvlayout::bench {
@@ -225,10 +226,7 @@ void replay(const std::vector<Run>& runs, char* arena, std::size_t element_bytes
     else copy_one_stream(runs, begin, end, arena, element_bytes, avx2);
     _mm_sfence();
   };
-  std::vector<std::thread> workers;
-  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
-  part(0);
-  for (auto& w : workers) w.join();
+  run_parts(threads, part);
 }
 
 }  // namespace kvlayout::bench

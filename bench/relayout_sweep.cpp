@@ -9,7 +9,8 @@
 //
 // With --roofline, each pair of runs that is under 0.8x memcpy at some thread count is timed again,
 // interleaved with memcpy and with its own runs replayed by a bare copy loop (access_replay.hpp), to tell
-// a kernel's cost from its access pattern's.
+// a kernel's cost from its access pattern's; the tile transposes are held against the block transpose
+// pattern (block_transpose.hpp) that every sweep measures first.
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
@@ -31,10 +32,11 @@
 #include <optional>
 #include <string>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "access_replay.hpp"
+#include "block_transpose.hpp"
+#include "parallel_parts.hpp"
 #include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
@@ -148,10 +150,7 @@ void split_memcpy(char* to, const char* from, std::size_t bytes, int threads) {
     const std::size_t end = bytes * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
     std::memcpy(to + begin, from + begin, end - begin);
   };
-  std::vector<std::thread> workers;
-  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
-  part(0);
-  for (auto& w : workers) w.join();
+  bench::run_parts(threads, part);
 }
 
 // The access pattern's own ceiling: the same bytes copied in chunks of `chunk` bytes, taken in a random
@@ -185,10 +184,7 @@ void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_
     }
     _mm_sfence();
   };
-  std::vector<std::thread> workers;
-  for (int p = 1; p < threads; ++p) workers.emplace_back(part, p);
-  part(0);
-  for (auto& w : workers) w.join();
+  bench::run_parts(threads, part);
 }
 
 struct Pair {
@@ -427,7 +423,41 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
   return out;
 }
 
-// Phase 0: memcpy against random-order chunk copies of --mib MiB, per thread count (interleaved).
+// `count` units in a random order within each window of 4 MiB (a layer's K or V tensor at the sweep's size:
+// block tables are per layer), on the source side and, independently, on the target side.
+std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> orders_within_4_mib(std::size_t count, std::size_t unit_bytes) {
+  std::vector<std::uint32_t> from_order(count), to_order(count);
+  for (std::size_t i = 0; i < count; ++i) from_order[i] = to_order[i] = static_cast<std::uint32_t>(i);
+  std::mt19937_64 rng(unit_bytes);
+  const std::size_t window = (std::size_t{4} << 20) / unit_bytes;
+  for (std::size_t w = 0; w < count; w += window) {
+    const auto end = static_cast<std::ptrdiff_t>(std::min(count, w + window));
+    std::shuffle(from_order.begin() + static_cast<std::ptrdiff_t>(w), from_order.begin() + end, rng);
+    std::shuffle(to_order.begin() + static_cast<std::ptrdiff_t>(w), to_order.begin() + end, rng);
+  }
+  return {std::move(from_order), std::move(to_order)};
+}
+
+// One pattern's row: `move(threads)` against memcpy of the same bytes, interleaved, per thread count.
+spec::Json time_pattern(spec::Json row, const std::string& title, const std::function<void(int)>& move, char* to, const char* from, std::size_t bytes,
+                        const Options& o) {
+  std::printf("pattern: %s", title.c_str());
+  for (int threads : o.threads) {
+    std::vector<double> moved, plain;
+    for (int r = 0; r < o.repetitions; ++r) {
+      moved.push_back(seconds_of([&] { move(threads); }));
+      plain.push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); }));
+    }
+    const double ratio = median(plain) / median(moved);
+    row["threads"][std::to_string(threads)] = {{"ratio", ratio}, {"gib_s", static_cast<double>(bytes) / double(1 << 30) / median(moved)}};
+    std::printf("  %dT %.2fx of memcpy", threads, ratio);
+  }
+  std::printf("\n");
+  return row;
+}
+
+// Phase 0: memcpy against random-order chunk copies of --mib MiB, and against the block transpose pattern
+// each way, per thread count (interleaved).
 spec::Json measure_patterns(Arena& arena, const Options& o) {
   const std::size_t bytes = static_cast<std::size_t>(o.mib) << 20;
   arena.reset();
@@ -435,30 +465,33 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
   char* const to = arena.take(bytes);
   spec::Json out = spec::Json::array();
   for (std::size_t chunk : {std::size_t{256}, std::size_t{2048}, std::size_t{32768}}) {
-    std::vector<std::uint32_t> from_order(bytes / chunk), to_order(bytes / chunk);
-    for (std::size_t i = 0; i < from_order.size(); ++i) from_order[i] = to_order[i] = static_cast<std::uint32_t>(i);
-    // Shuffled within 4 MiB windows: a layer's K or V tensor at this size (block tables are per layer).
-    std::mt19937_64 rng(chunk);
-    const std::size_t window = (std::size_t{4} << 20) / chunk;
-    for (std::size_t w = 0; w < from_order.size(); w += window) {
-      const auto end = static_cast<std::ptrdiff_t>(std::min(from_order.size(), w + window));
-      std::shuffle(from_order.begin() + static_cast<std::ptrdiff_t>(w), from_order.begin() + end, rng);
-      std::shuffle(to_order.begin() + static_cast<std::ptrdiff_t>(w), to_order.begin() + end, rng);
+    const auto [from_order, to_order] = orders_within_4_mib(bytes / chunk, chunk);
+    char title[96];
+    std::snprintf(title, sizeof title, "%6zu-byte chunks, random within 4 MiB, both sides", chunk);
+    out.push_back(time_pattern({{"chunk_bytes", chunk}}, title,
+                               [&](int threads) { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }, to, from, bytes, o));
+  }
+  // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way.
+  const auto [from_order, to_order] = orders_within_4_mib(bytes / bench::kTransposeBlockBytes, bench::kTransposeBlockBytes);
+  for (auto [direction, name] : {std::pair{bench::TransposeDirection::OutOfTokenFastest, "out of token-fastest"},
+                                 std::pair{bench::TransposeDirection::IntoTokenFastest, "into token-fastest"}})
+    out.push_back(time_pattern({{"transpose", name}, {"block_bytes", bench::kTransposeBlockBytes}},
+                               std::string("32 KiB blocks transposed ") + name + ", random within 4 MiB, both sides",
+                               [&, direction = direction](int threads) { bench::transpose_blocks(to, from, from_order, to_order, direction, threads); },
+                               to, from, bytes, o));
+  return out;
+}
+
+// The tile transposes' ceiling per thread count: the better of the two ways of the block transpose pattern,
+// as a ratio to memcpy (measure_patterns' rows).
+std::map<int, double> transpose_ceiling(const spec::Json& patterns) {
+  std::map<int, double> out;
+  for (const auto& row : patterns) {
+    if (!row.contains("transpose")) continue;
+    for (const auto& [threads, t] : row["threads"].items()) {
+      double& best = out[std::stoi(threads)];
+      best = std::max(best, t["ratio"].get<double>());
     }
-    spec::Json row = {{"chunk_bytes", chunk}};
-    std::printf("pattern: %6zu-byte chunks, random within 4 MiB, both sides", chunk);
-    for (int threads : o.threads) {
-      std::vector<double> chunked, plain;
-      for (int r = 0; r < o.repetitions; ++r) {
-        chunked.push_back(seconds_of([&] { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }));
-        plain.push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); }));
-      }
-      const double ratio = median(plain) / median(chunked);
-      row["threads"][std::to_string(threads)] = {{"ratio", ratio}, {"gib_s", static_cast<double>(bytes) / double(1 << 30) / median(chunked)}};
-      std::printf("  %dT %.2fx of memcpy", threads, ratio);
-    }
-    std::printf("\n");
-    out.push_back(row);
   }
   return out;
 }
@@ -477,51 +510,75 @@ spec::Json replay_json(const Replayed& r) {
   return out;
 }
 
-// --roofline's verdict on the sweep pairs under 0.8x memcpy, per thread count: bound by where their bytes
-// lie (their own runs replayed are under 0.8x too, and the kernel is within 0.9x of that replay), or by
-// the kernel (listed), or not replayed (transposes and element-by-element moves: the note and
+// --roofline's verdict on the sweep pairs under 0.8x memcpy, per thread count: a pair of runs is bound by
+// where its bytes lie when its own runs replayed are under 0.8x too and the kernel is within 0.9x of that
+// replay, else by the kernel (listed); a tile transpose likewise against the block transpose pattern
+// (transpose_ceiling); transposes of gathered rows and element-by-element moves are neither (the note and
 // bench/README.md give their measured bounds).
 class RooflineTally {
  public:
+  explicit RooflineTally(std::map<int, double> transpose_ceiling) : transpose_ceiling_(std::move(transpose_ceiling)) {}
   void add(const Pair& p, const Measured& m) {
+    const std::string name = p.cache + " " + p.source + " -> " + p.target;
     for (const auto& [threads, t] : m.timings) {
       if (t.ratio >= 0.8) continue;
       Tally& tally = by_threads_[threads];
       const ReplayTiming* r = m.replayed && m.replayed->timings.count(threads) ? &m.replayed->timings.at(threads) : nullptr;
-      if (r == nullptr) {
+      if (r != nullptr) {
+        tally.kernel_of_replay.push_back(r->kernel_of_replay());
+        if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
+        else tally.kernel_bound.push_back(name);
+      } else if (p.kind == "transpose" && transpose_ceiling_.count(threads)) {
+        const double ceiling = transpose_ceiling_.at(threads), of_pattern = t.ratio / ceiling;
+        tally.kernel_of_transpose_pattern.push_back(of_pattern);
+        if (ceiling < 0.8 && of_pattern >= 0.9) ++tally.transpose_pattern_bound;
+        else tally.transpose_kernel_bound.push_back(name);
+      } else {
         ++tally.not_replayed;
-        continue;
       }
-      tally.kernel_of_replay.push_back(r->kernel_of_replay());
-      if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
-      else tally.kernel_bound.push_back(p.cache + " " + p.source + " -> " + p.target);
     }
   }
   spec::Json report() const {
     spec::Json out = spec::Json::object();
     for (const auto& [threads, tally] : by_threads_) {
-      std::vector<double> v = tally.kernel_of_replay;
+      std::vector<double> v = tally.kernel_of_replay, w = tally.kernel_of_transpose_pattern;
       std::sort(v.begin(), v.end());
-      out[std::to_string(threads)] = {{"under_0_8", tally.pattern_bound + tally.kernel_bound.size() + tally.not_replayed},
+      std::sort(w.begin(), w.end());
+      const std::size_t under = tally.pattern_bound + tally.kernel_bound.size() + tally.transpose_pattern_bound +
+                                tally.transpose_kernel_bound.size() + tally.not_replayed;
+      const double ceiling = transpose_ceiling_.count(threads) ? transpose_ceiling_.at(threads) : 0.0;
+      out[std::to_string(threads)] = {{"under_0_8", under},
                                       {"pattern_bound", tally.pattern_bound},
                                       {"kernel_bound", tally.kernel_bound},
                                       {"not_replayed", tally.not_replayed},
                                       {"kernel_of_replay_min", v.empty() ? 0.0 : v.front()},
-                                      {"kernel_of_replay_median", median(v)}};
-      std::printf("roofline %dT: %zu pairs under 0.8x replayed, kernel/replay min %.2f median %.2f; %zu bound by their own runs "
-                  "(replay under 0.8x, kernel within 0.9x of it), %zu by the kernel, %zu not replayed (transposes)\n",
-                  threads, v.size(), v.empty() ? 0.0 : v.front(), median(v), tally.pattern_bound, tally.kernel_bound.size(), tally.not_replayed);
+                                      {"kernel_of_replay_median", median(v)},
+                                      {"transpose_pattern_ratio", ceiling},
+                                      {"transpose_pattern_bound", tally.transpose_pattern_bound},
+                                      {"transpose_kernel_bound", tally.transpose_kernel_bound},
+                                      {"kernel_of_transpose_pattern_min", w.empty() ? 0.0 : w.front()},
+                                      {"kernel_of_transpose_pattern_median", median(w)}};
+      std::printf("roofline %dT: %zu pairs of runs under 0.8x replayed, kernel/replay min %.2f median %.2f; %zu bound by their own runs "
+                  "(replay under 0.8x, kernel within 0.9x of it), %zu by the kernel\n",
+                  threads, v.size(), v.empty() ? 0.0 : v.front(), median(v), tally.pattern_bound, tally.kernel_bound.size());
       for (const std::string& name : tally.kernel_bound) std::printf("    kernel-bound: %s\n", name.c_str());
+      std::printf("roofline %dT: %zu tile transposes under 0.8x against the block transpose pattern (%.2fx of memcpy), kernel/pattern "
+                  "min %.2f median %.2f; %zu bound by the pattern (under 0.8x, kernel within 0.9x of it), %zu by the kernel; "
+                  "%zu neither (gathered rows, element by element)\n",
+                  threads, w.size(), ceiling, w.empty() ? 0.0 : w.front(), median(w), tally.transpose_pattern_bound,
+                  tally.transpose_kernel_bound.size(), tally.not_replayed);
+      for (const std::string& name : tally.transpose_kernel_bound) std::printf("    kernel-bound transpose: %s\n", name.c_str());
     }
     return out;
   }
 
  private:
   struct Tally {
-    std::size_t pattern_bound = 0, not_replayed = 0;
-    std::vector<std::string> kernel_bound;
-    std::vector<double> kernel_of_replay;
+    std::size_t pattern_bound = 0, transpose_pattern_bound = 0, not_replayed = 0;
+    std::vector<std::string> kernel_bound, transpose_kernel_bound;
+    std::vector<double> kernel_of_replay, kernel_of_transpose_pattern;
   };
+  std::map<int, double> transpose_ceiling_;
   std::map<int, Tally> by_threads_;
 };
 
@@ -614,7 +671,7 @@ int run_sweep(const Options& o) {
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
   std::map<std::string, std::map<int, std::vector<double>>> by_kind;
   std::vector<Measured> timed(pairs.size());
-  RooflineTally roofline;
+  RooflineTally roofline(transpose_ceiling(patterns));
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.same_as >= 0) {

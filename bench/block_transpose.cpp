@@ -1,0 +1,98 @@
+#include "block_transpose.hpp"
+
+#include <immintrin.h>
+
+#include <cstring>
+#include "parallel_parts.hpp"
+
+namespace kvlayout::bench {
+
+namespace {
+
+constexpr std::size_t kRowBytes = kBlockColumns * 2;  // a token's row in the token-major block
+constexpr std::size_t kTokenBytes = kBlockTokens * 2;  // a column's 16 tokens in the token-fastest block
+
+// c[b] = column b (low lane) and b + 8 (high lane) of the two 8 x 8 tiles of 16-bit elements whose 8 rows
+// of 16 elements start `row` bytes apart.
+__attribute__((target("avx2"))) inline void transpose8x16(const char* from, std::size_t row, __m256i c[8]) {
+  __m256i r[8], t[8], u[8];
+  for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + a * row));
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      u[4 * i + 2 * j] = _mm256_unpacklo_epi32(t[4 * i + j], t[4 * i + j + 2]);
+      u[4 * i + 2 * j + 1] = _mm256_unpackhi_epi32(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  for (int i = 0; i < 4; ++i) {
+    c[2 * i] = _mm256_unpacklo_epi64(u[i], u[i + 4]);
+    c[2 * i + 1] = _mm256_unpackhi_epi64(u[i], u[i + 4]);
+  }
+}
+
+// [1024][16] -> [16][1024]: 32 columns (1 KiB of the source) at a time, each token's 64 bytes of them one
+// whole target line. The source's 8 pages are read four at a time, a kilobyte of each in turn (as the
+// kernels' page_interleaved_step): one page after another read 0.68x of memcpy at one thread, this 0.76x.
+__attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const char* from) {
+  for (std::size_t step = 0; step < kBlockColumns / 32; ++step) {
+    const std::size_t g = (step / 16) * 16 + (step % 4) * 4 + (step / 4) % 4;  // page (g / 4) of four in turn
+    __m256i c[4][8];
+    for (int q = 0; q < 4; ++q) transpose8x16(from + (32 * g + 8 * q) * kTokenBytes, kTokenBytes, c[q]);
+    for (int b = 0; b < 8; ++b)
+      for (int half = 0; half < 2; ++half) {  // token b (low lanes), then b + 8 (high lanes)
+        char* line = to + (b + 8 * half) * kRowBytes + 64 * g;
+        const int lanes = half == 0 ? 0x20 : 0x31;
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line), _mm256_permute2x128_si256(c[0][b], c[1][b], lanes));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), _mm256_permute2x128_si256(c[2][b], c[3][b], lanes));
+      }
+  }
+}
+
+// [16][1024] -> [1024][16]: 32 columns (64 bytes of each token's row) at a time into 1 KiB of the target.
+__attribute__((target("avx2"))) void into_token_fastest_avx2(char* to, const char* from) {
+  for (std::size_t g = 0; g < kBlockColumns / 32; ++g)
+    for (int h = 0; h < 2; ++h) {  // columns 32 g + 16 h ..
+      __m256i top[8], bottom[8];   // tokens 0..7 / 8..15: [b] holds column 32 g + 16 h + b (low lane) and + 8 (high lane)
+      transpose8x16(from + 64 * g + 32 * h, kRowBytes, top);
+      transpose8x16(from + 8 * kRowBytes + 64 * g + 32 * h, kRowBytes, bottom);
+      for (int b = 0; b < 8; ++b)
+        for (int half = 0; half < 2; ++half) {
+          char* column = to + (32 * g + 16 * h + 8 * half + b) * kTokenBytes;
+          _mm256_stream_si256(reinterpret_cast<__m256i*>(column), _mm256_permute2x128_si256(top[b], bottom[b], half == 0 ? 0x20 : 0x31));
+        }
+    }
+}
+
+void transpose_block_portable(char* to, const char* from, TransposeDirection direction) {
+  for (std::size_t t = 0; t < kBlockTokens; ++t)
+    for (std::size_t c = 0; c < kBlockColumns; ++c) {
+      const std::size_t token_major = t * kRowBytes + c * 2, token_fastest = c * kTokenBytes + t * 2;
+      if (direction == TransposeDirection::OutOfTokenFastest) std::memcpy(to + token_major, from + token_fastest, 2);
+      else std::memcpy(to + token_fastest, from + token_major, 2);
+    }
+}
+
+}  // namespace
+
+void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
+                      TransposeDirection direction, int threads) {
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  const std::size_t blocks = from_order.size();
+  auto part = [&](int p) {
+    const std::size_t begin = blocks * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
+    const std::size_t end = blocks * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
+    for (std::size_t k = begin; k < end; ++k) {
+      char* t = to + std::size_t{to_order[k]} * kTransposeBlockBytes;
+      const char* f = from + std::size_t{from_order[k]} * kTransposeBlockBytes;
+      if (!avx2) transpose_block_portable(t, f, direction);
+      else if (direction == TransposeDirection::OutOfTokenFastest) out_of_token_fastest_avx2(t, f);
+      else into_token_fastest_avx2(t, f);
+    }
+    _mm_sfence();
+  };
+  run_parts(threads, part);
+}
+
+}  // namespace kvlayout::bench

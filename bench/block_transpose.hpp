@@ -1,0 +1,33 @@
+#pragma once
+// The transposing pattern's own bandwidth: whole blocks of 16-bit elements transposed by a bare loop (no
+// index arithmetic past the block's, no tables, streaming stores), the blocks taken in a random order on
+// both sides as random block tables place them. The sweep's tile transposes are this move inside each
+// block (vLLM's legacy token-fastest value cache, a block's [head][dim][16 tokens], against a token-major
+// block's [16 tokens][head][dim]: 32 KiB of llama-3.1-8b each), so a pair of them should not expect to
+// beat it by much: kvlayout_bench_sweep measures it beside memcpy and counts a transpose that stays
+// within 0.9x of it as bound by the pattern. Like the runs' replay (access_replay.hpp), it is the best
+// bare code at hand, not a proof of a ceiling.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kvlayout::bench {
+
+// A block: a vLLM block's 16 tokens by llama-3.1-8b's 8 heads x 128 dims, 2-byte elements (32 KiB).
+constexpr std::size_t kBlockTokens = 16, kBlockColumns = 1024;
+constexpr std::size_t kTransposeBlockBytes = kBlockTokens * kBlockColumns * 2;
+
+enum class TransposeDirection {
+  OutOfTokenFastest,  // from [1024 columns][16 tokens] to [16 tokens][1024 columns]
+  IntoTokenFastest,   // from [16 tokens][1024 columns] to [1024 columns][16 tokens]
+};
+
+// Block k of the move reads `from` at block from_order[k] and writes `to` at block to_order[k], the blocks
+// split evenly across `threads`. AVX2 where the CPU has it (8 x 16 unpack networks, whole 64-byte target
+// lines streamed, as the kernels' kv_transpose_lines16 / kv_transpose_columns16), element by element
+// otherwise.
+// @pre from and to 64-byte aligned; from_order and to_order of equal length, their entries in range.
+void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
+                      TransposeDirection direction, int threads);
+
+}  // namespace kvlayout::bench
