@@ -9,7 +9,9 @@
 // them in any order, and reads in order are what the prefetcher follows) unless that scatters the writes
 // while the destination's order reads a few streams, else the destination's; and
 // (CPU plan) where a per-token table places the source's runs and they are whole target lines, the cell
-// walks that table's slots, in the source's order (see InverseTable).
+// walks that table's slots, in the source's order (see InverseTable). A transpose tile follows the
+// destination's order unless the destination picks its tensor by a mode the source keeps inside one
+// tensor (a per-layer target from a source holding a token's layers together): then the source's.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -104,6 +106,9 @@ struct Cell {
 
 // Whether mode m feeds a table lookup (an atom) of side f.
 bool read_by_atoms(const SideForm& f, int m);
+
+// Whether mode m selects a tensor instance on side f (a per-layer tensor's layer, say).
+bool selects_instance_of(const Cell& cell, const SideForm& f, int m);
 
 // Whether mode m selects a tensor instance on either side.
 bool selects_instance(const Cell& cell, int m);

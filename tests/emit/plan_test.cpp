@@ -123,6 +123,25 @@ TEST_CASE("legacy V into SGLang's token pool: tiles along token % 16 whose targe
   CHECK(b.target.stride[static_cast<std::size_t>(head)] == b.target.stride[static_cast<std::size_t>(b.tile_source_contiguous)] * 128);
 }
 
+TEST_CASE("a tile into a per-layer target from a source holding a token's layers together walks the source's order", "[emit][plan]") {
+  // SGLang's page_head host pool holds [page][head][token][layer][dim]; the legacy vLLM cache is a tensor a
+  // layer. The target's order would pick the layer outermost and read each source page in 32 passes.
+  const emit::Cell into_layers = test::cpu_plan("sglang-host-page-head", "vllm-paged-legacy").cells[1];
+  REQUIRE(into_layers.tile_target_contiguous >= 0);
+  CHECK(level_of(into_layers, "token_div64") == 0);
+  CHECK(level_of(into_layers, "layer") == static_cast<int>(into_layers.loops.size()) - 1);
+  CHECK(level_of(into_layers, "head") < level_of(into_layers, "token_div16_mod4"));  // the source's order, not the target's
+  // The controls keep the target's order: the source picks its tensor by the layer too (HF's per-layer
+  // tensors), or the source alone does (the legacy cache into vLLM 0.3.3's cross-layer blocks).
+  const emit::Cell both_per_layer = test::cpu_plan("hf-dynamic", "vllm-paged-legacy").cells[1];
+  REQUIRE(both_per_layer.tile_target_contiguous >= 0);
+  CHECK(level_of(both_per_layer, "layer") == 0);
+  const emit::Cell from_layers = test::cpu_plan("vllm-paged-legacy", "vllm033-lhbnc").cells[1];
+  REQUIRE(from_layers.tile_target_contiguous >= 0);
+  CHECK(level_of(from_layers, "layer") == 0);
+  CHECK(level_of(from_layers, "head") == 1);
+}
+
 TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slots, and only in the CPU plan", "[emit][plan]") {
   for (const auto& [source, target, inverted_side_is_source] :
        {std::tuple{"llamacpp-vtrans", "vllm-flash-nhd", true}, std::tuple{"vllm-flash-nhd", "llamacpp-vtrans", false}}) {
