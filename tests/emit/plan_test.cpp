@@ -142,6 +142,22 @@ TEST_CASE("a tile into a per-layer target from a source holding a token's layers
   CHECK(level_of(from_layers, "head") == 1);
 }
 
+TEST_CASE("16-byte runs into a per-layer target sink the layer loop to just outside their pairs, past a stride", "[emit][plan]") {
+  // The legacy key cache's packs from SGLang's page_head host pool: the target's order with the layer moved
+  // in past the page's table, the token group and the head, to just outside dim_div8 and token_mod16.
+  const emit::Cell sunk = test::cpu_plan("sglang-host-page-head", "vllm-paged-legacy").cells[0];
+  REQUIRE(sunk.run_elements == 8);
+  const int last = static_cast<int>(sunk.loops.size()) - 1;
+  CHECK(level_of(sunk, "token_div64") == 0);
+  CHECK(level_of(sunk, "layer") == last - 2);
+  CHECK(level_of(sunk, "dim_div8") == last - 1);
+  CHECK(level_of(sunk, "token_mod16") == last);
+  // Controls: past the block's table alone (TRT-LLM's pool keeps a block's layers together) the layer stays
+  // outermost; a source whose layer steps furthest (LMCache's layer-major chunk) keeps it there too.
+  CHECK(level_of(test::cpu_plan("trtllm-pool", "vllm-paged-legacy").cells[0], "layer") == 0);
+  CHECK(level_of(test::cpu_plan("lmcache-2ltd", "vllm-paged-legacy").cells[0], "layer") == 0);
+}
+
 TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slots, and only in the CPU plan", "[emit][plan]") {
   for (const auto& [source, target, inverted_side_is_source] :
        {std::tuple{"llamacpp-vtrans", "vllm-flash-nhd", true}, std::tuple{"vllm-flash-nhd", "llamacpp-vtrans", false}}) {
