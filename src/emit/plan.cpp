@@ -575,6 +575,12 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
   cell.loops = std::move(by_source);
 }
 
+// Whether mode m picks the target's tensor instance and not the source's: a per-layer target's layer, from
+// a source that keeps a token's layers inside one tensor (phases 5c and 5d).
+bool picks_target_tensor_only(const Cell& cell, int m) {
+  return selects_instance_of(cell, cell.target, m) && !selects_instance_of(cell, cell.source, m);
+}
+
 // Phase 5c: a transpose tile whose target picks its tensor instance by a mode the source keeps inside one
 // tensor (a per-layer target, vLLM's legacy cache or llama.cpp's, from a source holding a token's layers
 // together: SGLang's host pools, vLLM 0.3.3's cross-layer blocks, Dynamo's, TRT-LLM's pool) walks its
@@ -591,10 +597,7 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
 // vllm033-lhbnc 0.82-0.83 -> 0.78-0.81, llamacpp-vtrans -> sglang-host-page-head 0.65-0.67 -> 0.58-0.61).
 void order_tile_by_source(Cell& cell) {
   if (cell.tile_target_contiguous < 0 || cell.loops.size() < 2) return;
-  const bool target_instance_inside_source = std::any_of(cell.loops.begin(), cell.loops.end(), [&](int m) {
-    return selects_instance_of(cell, cell.target, m) && !selects_instance_of(cell, cell.source, m);
-  });
-  if (!target_instance_inside_source) return;
+  if (std::none_of(cell.loops.begin(), cell.loops.end(), [&](int m) { return picks_target_tensor_only(cell, m); })) return;
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
 }
 
@@ -616,7 +619,7 @@ void sink_target_instance_loop(Cell& cell, std::int64_t element_bytes) {
   };
   for (std::size_t l = 0; l < cell.loops.size(); ++l) {
     const int m = cell.loops[l];
-    if (!selects_instance_of(cell, cell.target, m) || selects_instance_of(cell, cell.source, m)) continue;
+    if (!picks_target_tensor_only(cell, m)) continue;
     std::size_t to = l;
     bool past_a_stride = false;  // a loop it passes steps through the source's strides, not its table
     for (; to + 1 < cell.loops.size() && step(cell.loops[to + 1]) > step(m); ++to)

@@ -11,7 +11,8 @@
 // (CPU plan) where a per-token table places the source's runs and they are whole target lines, the cell
 // walks that table's slots, in the source's order (see InverseTable). A transpose tile follows the
 // destination's order unless the destination picks its tensor by a mode the source keeps inside one
-// tensor (a per-layer target from a source holding a token's layers together): then the source's.
+// tensor (a per-layer target from a source holding a token's layers together): then the source's; runs
+// shorter than a line there keep the destination's order with that tensor's loop sunk inward.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
