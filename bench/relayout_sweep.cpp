@@ -530,8 +530,9 @@ spec::Json replay_json(const Replayed& r) {
 // where its bytes lie when its own runs replayed are under 0.8x too and the kernel is within 0.9x of that
 // replay, else by the kernel (listed). A tile transpose or an element-by-element move is held likewise
 // against its kind's pattern (pattern_ceilings): bound by it when the pattern is under 0.8x and the kernel
-// within 0.9x of it; a pattern under 0.8x is the measured reason that kind cannot reach 0.8x, whatever
-// the kernel's distance from it. Transposes of gathered rows are neither (not_replayed).
+// within 0.9x of it (and not above it by kNotACeiling: then the pattern is no ceiling, listed apart); a
+// pattern under 0.8x is the measured reason that kind cannot reach 0.8x, whatever the kernel's distance
+// from it. Transposes of gathered rows are neither (not_replayed).
 class RooflineTally {
  public:
   explicit RooflineTally(std::map<std::string, std::map<int, double>> ceilings) : ceilings_(std::move(ceilings)) {}
@@ -550,7 +551,8 @@ class RooflineTally {
         Held& held = tally.held[p.kind];
         const double of_pattern = t.ratio / ceiling->second.at(threads);
         held.kernel_of_pattern.push_back(of_pattern);
-        if (ceiling->second.at(threads) < 0.8 && of_pattern >= 0.9) ++held.bound_by_pattern;
+        if (of_pattern > kNotACeiling) held.above_pattern.push_back(name);
+        else if (ceiling->second.at(threads) < 0.8 && of_pattern >= 0.9) ++held.bound_by_pattern;
         else held.kernel_bound.push_back(name);
       } else {
         ++tally.not_replayed;
@@ -572,11 +574,13 @@ class RooflineTally {
         held_json[kind] = {{"pattern_ratio", ceiling},
                            {"bound_by_pattern", held.bound_by_pattern},
                            {"kernel_bound", held.kernel_bound},
+                           {"above_pattern", held.above_pattern},
                            {"kernel_of_pattern_min", w.front()},
                            {"kernel_of_pattern_median", median(w)}};
         std::printf("roofline %dT: %zu %s under 0.8x against their pattern (%.2fx of memcpy), kernel/pattern min %.2f median %.2f; "
-                    "%zu bound by it (pattern under 0.8x, kernel within 0.9x of it), %zu by the kernel\n",
-                    threads, w.size(), kind.c_str(), ceiling, w.front(), median(w), held.bound_by_pattern, held.kernel_bound.size());
+                    "%zu bound by it (pattern under 0.8x, kernel within 0.9x of it), %zu by the kernel, %zu above it (no ceiling)\n",
+                    threads, w.size(), kind.c_str(), ceiling, w.front(), median(w), held.bound_by_pattern, held.kernel_bound.size(),
+                    held.above_pattern.size());
         for (const std::string& name : held.kernel_bound) std::printf("    kernel-bound %s: %s\n", kind.c_str(), name.c_str());
       }
       out[std::to_string(threads)] = {{"under_0_8", under},
@@ -596,9 +600,12 @@ class RooflineTally {
   }
 
  private:
+  // A kernel this far above its pattern shows the pattern is not the best code for that move (it is bare
+  // code written here), not that the kernel is bound: listed apart, never counted as bound.
+  static constexpr double kNotACeiling = 1.1;
   struct Held {
     std::size_t bound_by_pattern = 0;
-    std::vector<std::string> kernel_bound;
+    std::vector<std::string> kernel_bound, above_pattern;
     std::vector<double> kernel_of_pattern;
   };
   struct Tally {
