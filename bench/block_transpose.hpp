@@ -4,9 +4,9 @@
 // both sides as random block tables place them. The sweep's tile transposes are this move inside each
 // block (vLLM's legacy token-fastest value cache, a block's [head][dim][16 tokens], against a token-major
 // block's [16 tokens][head][dim]: 32 KiB of llama-3.1-8b each), so a pair of them should not expect to
-// beat it by much: kvlayout_bench_sweep measures it beside memcpy and counts a transpose that stays
-// within 0.9x of it as bound by the pattern. Like the runs' replay (access_replay.hpp), it is the best
-// bare code at hand, not a proof of a ceiling.
+// beat it by much: kvlayout_bench_sweep measures it beside memcpy and holds the tile transposes against it
+// (RooflineTally in relayout_sweep.cpp says when one counts as bound by it). Like the runs' replay
+// (access_replay.hpp), it is the best bare code at hand, not a proof of a ceiling.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

@@ -9,8 +9,8 @@
 //
 // With --roofline, each pair of runs that is under 0.8x memcpy at some thread count is timed again,
 // interleaved with memcpy and with its own runs replayed by a bare copy loop (access_replay.hpp), to tell
-// a kernel's cost from its access pattern's; the tile transposes are held against the block transpose
-// pattern (block_transpose.hpp) that every sweep measures first.
+// a kernel's cost from its access pattern's; the tile transposes and the element-by-element moves are held
+// against patterns of their own (block_transpose.hpp, element_scatter.hpp) that every sweep measures first.
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
@@ -458,8 +458,8 @@ spec::Json time_pattern(spec::Json row, const std::string& title, const std::fun
   return row;
 }
 
-// Phase 0: memcpy against random-order chunk copies of --mib MiB, and against the block transpose pattern
-// each way, per thread count (interleaved).
+// Phase 0: memcpy against random-order chunk copies of --mib MiB, and against the block transpose and the
+// element scatter each way, per thread count (interleaved).
 spec::Json measure_patterns(Arena& arena, const Options& o) {
   const std::size_t bytes = static_cast<std::size_t>(o.mib) << 20;
   arena.reset();
