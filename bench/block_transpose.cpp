@@ -32,6 +32,13 @@ __attribute__((target("avx2"))) inline void transpose8x16(const char* from, std:
   }
 }
 
+// The low 128-bit lanes of a and b (half 0) or their high lanes (half 1). The lane selector of
+// _mm256_permute2x128_si256 must be a constant expression: GCC folds `half ? 0x31 : 0x20` after inlining,
+// clang does not, so each selector is written out.
+__attribute__((target("avx2"))) inline __m256i lane_half(__m256i a, __m256i b, int half) {
+  return half == 0 ? _mm256_permute2x128_si256(a, b, 0x20) : _mm256_permute2x128_si256(a, b, 0x31);
+}
+
 // [1024][16] -> [16][1024]: 32 columns (1 KiB of the source) at a time, each token's 64 bytes of them one
 // whole target line. The source's 8 pages are read four at a time, a kilobyte of each in turn (as the
 // kernels' page_interleaved_step): one page after another read 0.68x of memcpy at one thread, this 0.76x.
@@ -43,9 +50,8 @@ __attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const c
     for (int b = 0; b < 8; ++b)
       for (int half = 0; half < 2; ++half) {  // token b (low lanes), then b + 8 (high lanes)
         char* line = to + (b + 8 * half) * kRowBytes + 64 * g;
-        const int lanes = half == 0 ? 0x20 : 0x31;
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(line), _mm256_permute2x128_si256(c[0][b], c[1][b], lanes));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), _mm256_permute2x128_si256(c[2][b], c[3][b], lanes));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line), lane_half(c[0][b], c[1][b], half));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), lane_half(c[2][b], c[3][b], half));
       }
   }
 }
@@ -60,7 +66,7 @@ __attribute__((target("avx2"))) void into_token_fastest_avx2(char* to, const cha
       for (int b = 0; b < 8; ++b)
         for (int half = 0; half < 2; ++half) {
           char* column = to + (32 * g + 16 * h + 8 * half + b) * kTokenBytes;
-          _mm256_stream_si256(reinterpret_cast<__m256i*>(column), _mm256_permute2x128_si256(top[b], bottom[b], half == 0 ? 0x20 : 0x31));
+          _mm256_stream_si256(reinterpret_cast<__m256i*>(column), lane_half(top[b], bottom[b], half));
         }
     }
 }

@@ -467,14 +467,19 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
   char* const to = arena.take(bytes);
   spec::Json out = spec::Json::array();
   for (std::size_t chunk : {std::size_t{256}, std::size_t{2048}, std::size_t{32768}}) {
-    const auto [from_order, to_order] = orders_within_4_mib(bytes / chunk, chunk);
+    // Named references, not a structured binding: clang 14 cannot capture a binding in a lambda (C++20 P1091).
+    const auto orders = orders_within_4_mib(bytes / chunk, chunk);
+    const auto& from_order = orders.first;
+    const auto& to_order = orders.second;
     char title[96];
     std::snprintf(title, sizeof title, "%6zu-byte chunks, random within 4 MiB, both sides", chunk);
     out.push_back(time_pattern({{"chunk_bytes", chunk}}, title,
                                [&](int threads) { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }, to, from, bytes, o));
   }
   // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way.
-  const auto [from_order, to_order] = orders_within_4_mib(bytes / bench::kTransposeBlockBytes, bench::kTransposeBlockBytes);
+  const auto block_orders = orders_within_4_mib(bytes / bench::kTransposeBlockBytes, bench::kTransposeBlockBytes);
+  const auto& from_order = block_orders.first;
+  const auto& to_order = block_orders.second;
   for (auto [direction, name] : {std::pair{bench::TransposeDirection::OutOfTokenFastest, "out of token-fastest"},
                                  std::pair{bench::TransposeDirection::IntoTokenFastest, "into token-fastest"}})
     out.push_back(time_pattern({{"transpose", name}, {"block_bytes", bench::kTransposeBlockBytes}},
