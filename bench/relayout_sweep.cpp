@@ -73,6 +73,15 @@ const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-
                                     {"trtllm-pool", "vllm-flash-nhd"},   {"vllm-flash-nhd", "sglang-mha"},
                                     {"vllm-flash-nhd", "vllm-flash-hnd"}, {"vllm-paged-legacy", "vllm-flash-nhd"}};
 
+// Whether a pair's "source/target" name is selected by --filter: a substring of it, or with a trailing '$'
+// its end (X/sglang-host-page-first$ leaves out X/sglang-host-page-first-direct); an empty filter takes all.
+bool matches_filter(const std::string& name, const std::string& filter) {
+  if (filter.empty()) return true;
+  if (filter.back() != '$') return name.find(filter) != std::string::npos;
+  const std::string tail = filter.substr(0, filter.size() - 1);
+  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // One page-aligned anonymous mapping, touched once before any timing (as a serving cache is), optionally
 // with transparent huge pages requested (madvise(MADV_HUGEPAGE), the guidance for callers in
 // bench/README.md). The pairs' buffers are carved from it, so no pair pays page faults.
@@ -266,7 +275,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
       const std::int64_t per_token = held_bytes(one) / 64;
       for (const auto& t : engines) {
         if (s->content.name != t->content.name || s == t) continue;
-        if (!o.filter.empty() && (s->name + "/" + t->name).find(o.filter) == std::string::npos) continue;
+        if (!matches_filter(s->name + "/" + t->name, o.filter)) continue;
         for (bool headline : {false, true}) {
           if (!headline && o.headline_only) continue;
           if (headline && (o.headline_mib <= 0 || std::string(cache_name) != "llama-3.1-8b" || !is_headline(s->name, t->name))) continue;
@@ -311,7 +320,7 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
   sources.resize((kernels + 15) / 16);
   if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
     // One kernel only: the file replaces the whole translation unit, so a second pair in it would lose its
-    // kernel (and a --filter substring such as X/sglang-host-page-first also selects X/...-direct).
+    // kernel (and a --filter substring such as X/sglang-host-page-first also selects X/...-direct: end it with '$').
     if (kernels != 1)
       throw std::runtime_error("--source needs --filter to select exactly one pair; it selects " + std::to_string(kernels) + " distinct kernels");
     std::ifstream in(o.replacement);

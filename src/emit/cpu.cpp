@@ -639,6 +639,21 @@ template <int64_t BYTES>
   std::memcpy(to, from, BYTES);
 }
 
+// SIDE x SIDE 16-byte runs transposed one by one: to[p * to_pair + 16 * i] = from[i * from_pair + 16 * p]
+// for p, i < SIDE, a target line's runs one after another (the streaming stores of a line then combine).
+// kv_run_pairs16's and kv_run_quads16's baseline.
+template <int SIDE>
+[[maybe_unused]] static inline void kv_runs_transposed16(char* to, int64_t to_pair, const char* from, int64_t from_pair, bool stream) {
+  KV_UNROLL for (int p = 0; p < SIDE; ++p) {
+    KV_UNROLL for (int i = 0; i < SIDE; ++i) {
+      char* run = to + p * to_pair + 16 * i;
+      const char* from_run = from + i * from_pair + 16 * p;
+      if (stream && reinterpret_cast<uintptr_t>(run) % 16 == 0) kv_stream_copy<16>(run, from_run);
+      else std::memcpy(run, from_run, 16);
+    }
+  }
+}
+
 // Four 16-byte runs that form a 2 x 2 transpose: to[p * to_pair + 16 * i] = from[i * from_pair + 16 * p]
 // for p, i < 2. With AVX2 two 32-byte loads and two 32-byte stores, not four of each (measured: see
 // emit/run_pairs.hpp).
@@ -655,14 +670,42 @@ template <int64_t BYTES>
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + to_pair), row1);
   }
 #else
-  KV_UNROLL for (int p = 0; p < 2; ++p) {
-    KV_UNROLL for (int i = 0; i < 2; ++i) {
-      char* run = to + p * to_pair + 16 * i;
-      const char* from_run = from + i * from_pair + 16 * p;
-      if (stream && reinterpret_cast<uintptr_t>(run) % 16 == 0) kv_stream_copy<16>(run, from_run);
-      else std::memcpy(run, from_run, 16);
+  kv_runs_transposed16<2>(to, to_pair, from, from_pair, stream);
+#endif
+}
+
+// Sixteen 16-byte runs that form a 4 x 4 transpose: to[p * to_pair + 16 * i] = from[i * from_pair + 16 * p]
+// for p, i < 4: four source lines in, four target lines out (emit/run_pairs.hpp's run_group_side). With AVX2
+// eight 32-byte loads, lane permutes and stores; otherwise sixteen 16-byte copies.
+[[maybe_unused]] static inline void kv_run_quads16(char* to, int64_t to_pair, const char* from, int64_t from_pair, bool stream) {
+#if KV_AVX2
+  __m256i low[4], high[4];  // from line i: runs p = 0, 1 / p = 2, 3
+  KV_UNROLL for (int i = 0; i < 4; ++i) {
+    low[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i * from_pair));
+    high[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i * from_pair + 32));
+  }
+  __m256i rows[4][2];  // target line p: runs i = 0, 1 / i = 2, 3
+  rows[0][0] = _mm256_permute2x128_si256(low[0], low[1], 0x20);
+  rows[0][1] = _mm256_permute2x128_si256(low[2], low[3], 0x20);
+  rows[1][0] = _mm256_permute2x128_si256(low[0], low[1], 0x31);
+  rows[1][1] = _mm256_permute2x128_si256(low[2], low[3], 0x31);
+  rows[2][0] = _mm256_permute2x128_si256(high[0], high[1], 0x20);
+  rows[2][1] = _mm256_permute2x128_si256(high[2], high[3], 0x20);
+  rows[3][0] = _mm256_permute2x128_si256(high[0], high[1], 0x31);
+  rows[3][1] = _mm256_permute2x128_si256(high[2], high[3], 0x31);
+  if (stream && reinterpret_cast<uintptr_t>(to) % 32 == 0 && to_pair % 32 == 0) {
+    KV_UNROLL for (int p = 0; p < 4; ++p) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(to + p * to_pair), rows[p][0]);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(to + p * to_pair + 32), rows[p][1]);
+    }
+  } else {
+    KV_UNROLL for (int p = 0; p < 4; ++p) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + p * to_pair), rows[p][0]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + p * to_pair + 32), rows[p][1]);
     }
   }
+#else
+  kv_runs_transposed16<4>(to, to_pair, from, from_pair, stream);
 #endif
 }
 
@@ -1181,14 +1224,16 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const bool unroll = loops > flat && cell.tile_target_contiguous < 0 && !innermost.top_of_token && innermost.extent <= 16 &&
                       cell.run_elements * source_bytes < 256;
   // Paired 16-byte runs (run_pairs.hpp): where streaming and every position of both loops' ranges is
-  // moved, a nest stepping both by 2 before the plain one, which takes the rest.
+  // moved, a nest stepping both by 2 or 4 (run_group_side) before the plain one, which takes the rest.
   const int pairs = convert ? -1 : run_pairs_level(cell, source_bytes, flat);
   auto print_pairs = [&] {
     const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
     std::string whole;
     for (int m : {outer, inner})
       if (cell.coords[static_cast<std::size_t>(cell.modes[static_cast<std::size_t>(m)].coord)].guarded) whole += " && " + every_value_moved(cell, m);
-    w.line("// 16-byte runs in 2 x 2 transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
+    const int side = run_group_side(cell, pairs);
+    const std::string by = std::to_string(side);
+    w.line("// 16-byte runs in " + by + " x " + by + " transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
            cell.modes[static_cast<std::size_t>(inner)].var + " in the target.");
     w.open("if (stream" + whole + ")");
     for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) {
@@ -1196,7 +1241,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
       const std::string& v = cell.modes[static_cast<std::size_t>(m)].var;
       const bool paired = m == outer || m == inner;
       w.open(std::string(l + 1 == loops ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " + v +
-             " < " + v + "_end; " + (paired ? v + " += 2" : "++" + v) + ")");
+             " < " + v + "_end; " + (paired ? v + " += " + by : "++" + v) + ")");
       statements(static_cast<int>(l), "continue;");
       displacement(l, v + "_end");
     }
@@ -1206,10 +1251,15 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
       const std::string s = address(at, true, final_offset(cell, true), source_bytes);
       const std::string d = address(at, false, final_offset(cell, false), target_bytes);
       if (prefetch >= 0)  // once per source line, as print_copy's short runs
-        for (const std::string& from : {s, s + " + " + i64(from_pair)})
-          w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
-                 std::to_string(source_bytes) + ");");
-      w.line("kv_run_pairs16(" + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
+        for (int i = 0; i < side; ++i) {
+          const std::string from = i == 0 ? s : s + " + " + i64(i * from_pair);
+          if (side == 4)  // a whole line each
+            w.line("kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+          else
+            w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
+                   std::to_string(source_bytes) + ");");
+        }
+      w.line(std::string(side == 4 ? "kv_run_quads16(" : "kv_run_pairs16(") + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
     }
     for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) w.close();
     w.line("continue;");

@@ -1,6 +1,7 @@
 #include "emit/run_pairs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace kvlayout::emit {
 
@@ -30,6 +31,15 @@ int run_pairs_level(const Cell& cell, int source_bytes, std::size_t first_level)
     if (checkable) return static_cast<int>(l);
   }
   return -1;
+}
+
+int run_group_side(const Cell& cell, int level) {
+  const auto extent = [&](int m) { return cell.modes[static_cast<std::size_t>(m)].extent; };
+  const int paired = cell.loops[static_cast<std::size_t>(level)], inner = cell.loops.back();
+  // Only where the source holds the runs packed: the innermost loop steps over a whole span of the paired
+  // loop's runs (the legacy key block's head, pack after pack), so a step's four source lines lie together.
+  const bool source_packed = std::abs(cell.source.stride[static_cast<std::size_t>(inner)]) == cell.run_elements * extent(paired);
+  return source_packed && extent(paired) % 4 == 0 && extent(inner) % 4 == 0 ? 4 : 2;
 }
 
 }  // namespace kvlayout::emit

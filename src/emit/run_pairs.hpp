@@ -1,5 +1,5 @@
 #pragma once
-// 16-byte runs moved two by two along two loops. Where a cell's run is 16 bytes (vLLM's legacy key cache
+// 16-byte runs moved two by two (or four by four: run_group_side) along two loops. Where a cell's run is 16 bytes (vLLM's legacy key cache
 // holds a head's dims in x-packs of 8 bf16, `[block, head, dim / 8, slot, 8]`), the loop that continues the
 // run in the target is innermost and another loop continues it in the source, two runs of the outer loop
 // are one 32-byte load and two of the innermost one 32-byte store: four runs become a 2 x 2 transpose of
@@ -22,5 +22,23 @@ namespace kvlayout::emit {
 // @pre a move without conversion (both sides' elements are the same bytes); source_bytes is their size.
 // @post -1 (always for a tile), or first_level <= level < cell.loops.size() - 1.
 int run_pairs_level(const Cell& cell, int source_bytes, std::size_t first_level);
+
+// How many runs of each of the two loops one step moves: 4 where both loops' extents divide by 4 and the
+// source holds the runs packed (the innermost loop steps over the paired loop's whole span of runs: out of
+// the legacy key cache), else 2. Four by four is four 64-byte source lines in, four target lines out (the
+// CPU printer's kv_run_quads16): each line whole on both sides, where two by two reads and writes half
+// lines and comes back for the other halves a whole sub-nest later. Measured in one process each, 256 MiB,
+// 1 / 2 threads, against two by two: vllm-paged-legacy -> sglang-host-page-first (target rows 64 KiB apart)
+// 0.46x / 0.76x of memcpy -> 0.60x / 0.98x, -> sglang-host-page-head 0.56 / 0.92 -> 0.59 / 0.96, ->
+// vllm-packed-nhd 0.61 / 0.98 -> 0.64 / 1.04, -> trtllm-pool 0.70 / 1.16 -> 0.74 / 1.21; of the 33 pairs out of
+// the legacy cache none lost more than noise (hf-dynamic 0.76 / 1.23 -> 0.73 / 1.15 the most). Into it,
+// from sources whose slot rows are one head's 256 bytes (so the source holds the packs' span together too)
+// it gained a little: hf-dynamic 0.69 -> 0.72, vllm-flash-hnd 0.76 -> 0.78, trtllm-pool 0.74 -> 0.76, but
+// dynamo-universal 0.68 -> 0.65. From sources whose slot rows hold every head it was mixed, and those stay
+// two by two: flashinfer-nhd 0.81 / 1.30 -> 0.71 / 1.12, vllm-packed-nhd 0.92 -> 0.82, against
+// sglang-host-layer-first 0.81 -> 0.88.
+// @pre level = run_pairs_level(cell, ...) >= 0.
+// @post 2 or 4; both loops' extents are multiples of it.
+int run_group_side(const Cell& cell, int level);
 
 }  // namespace kvlayout::emit

@@ -3,6 +3,7 @@
 // identity, reversed and random block tables, for full and partial token counts and 1 or 3 threads; and
 // every kernel refuses bad input without writing. Each kernel runs in every instruction-set variant it
 // carries that this CPU has (baseline SSE2, AVX2).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
@@ -319,7 +320,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
       columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
-      run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos;
+      run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos || source.find("kv_run_quads16(pT") != std::string::npos;
       staged_runs += source.find("kv_quarter_at") != std::string::npos;
       interleaved += source.find("for (int64_t sub = 0; sub < kv_passes; ++sub)") != std::string::npos;
       sparse_target_rows += source.find("kv_from_rows.resize(") != std::string::npos;
@@ -338,7 +339,7 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   // Into the 16-slot legacy value cache (32-byte token rows, two to a line): 16 x 32 boxes of whole lines,
   // and 8 x 8 tiles for the block 37 tokens cut (9 sources when this was written).
   CHECK(columns16 >= 6);
-  // The legacy key cache's 16-byte x-packs, moved in or out: pairs of runs in 2 x 2 transposes where the
+  // The legacy key cache's 16-byte x-packs, moved in or out: runs in 2 x 2 or 4 x 4 transposes where the
   // block is whole, run by run in the block 37 tokens cut (18 pairs of the 13 shipped layouts when written).
   CHECK(run_pairs >= 12);
   // Out of the legacy key cache into token-major blocks, a whole block's packs are staged on the stack in the
@@ -371,6 +372,71 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
           CHECK(run.moved > 0);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("16-byte runs move four by four out of a packed source where both loops divide by 4, else two by two, exactly as the oracle", "[emit][kernels]") {
+  // The legacy key cache's x-packs (emit/run_pairs.hpp's run_group_side): with 16-slot blocks and 32-element
+  // heads both the slot and the pack index divide by 4, and moves out of the cache take 4 x 4 transposes
+  // (into it, 2 x 2); with 2-slot blocks the slot does not, and every nest must take 2 x 2 transposes (the
+  // control: a 4 x 4 one there would move slots past the block).
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 48;
+  test::TempDir specs;
+  std::vector<std::string> sources(1);
+  struct Case {
+    std::string name;
+    enumerate::Enumerated from, to;
+    int group_side;  // 4 (kv_run_quads16), 2 (kv_run_pairs16) or 0 (neither printed)
+  };
+  std::vector<Case> cases;
+  for (int slots : {16, 2}) {
+    std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
+    auto declaration = nlohmann::json::parse(in);
+    declaration["name"] = "vllm-paged-legacy-" + std::to_string(slots);
+    declaration["params"]["block_size"] = slots;
+    const auto path = specs.path() / ("vllm-paged-legacy-" + std::to_string(slots) + ".json");
+    std::ofstream(path) << declaration.dump(2);
+    const auto legacy = spec::load_layout(path.string());
+    for (const char* other : {"sglang-host-page-head", "vllm-flash-nhd"}) {
+      const auto o = spec::load_layout(catalog.find_layout(other).string());
+      for (bool out_of_legacy : {true, false}) {
+        const auto& from = out_of_legacy ? legacy : o;
+        const auto& to = out_of_legacy ? o : legacy;
+        emit::EmitOptions e;
+        e.name = "runs_" + std::to_string(slots) + "_" + std::to_string(cases.size());
+        e.streaming_from_bytes = 0;
+        const std::string source = emit::emit_kernel(prove::prove(from, to, cache), e);
+        INFO(from->name << " -> " << to->name);
+        const bool quads = source.find("kv_run_quads16(pT") != std::string::npos, pairs = source.find("kv_run_pairs16(pT") != std::string::npos;
+        CHECK(quads == (slots == 16 && out_of_legacy));
+        CHECK(pairs == !quads);
+        cases.push_back({e.name, enumerate::enumerate_layout(from, cache), enumerate::enumerate_layout(to, cache), quads ? 4 : pairs ? 2 : 0});
+        sources[0] += source;
+      }
+    }
+  }
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 4; }) == 2);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 2; }) == 6);
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+  for (const Case& c : cases) {
+    INFO(c.from.layout->name << " -> " << c.to.layout->name);
+    test::Kernel kernel = library.find(c.name);
+    REQUIRE(kernel != nullptr);
+    for (const std::string& variant : test::isa_variants()) {
+      test::ScopedIsa isa(variant);
+      for (std::size_t k = 0; k < 3; ++k)
+        for (std::int64_t n : {std::int64_t{48}, std::int64_t{37}}) {
+          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+          test::KernelRun run = test::run_against_oracle(kernel, c.from, c.to, k, n, 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+        }
     }
   }
 }

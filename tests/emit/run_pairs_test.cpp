@@ -78,3 +78,30 @@ TEST_CASE("runs that are not 16 bytes, or loops that do not continue them, do no
     CHECK(emit::run_pairs_level(c, 2, kFlat) == -1);
   }
 }
+
+TEST_CASE("paired runs go four by four only out of a packed source, where both loops' extents divide by 4", "[emit][plan]") {
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  const int paired = emit::run_pairs_level(k, 2, kFlat);
+  REQUIRE(paired >= 0);
+  const auto p = static_cast<std::size_t>(k.loops[static_cast<std::size_t>(paired)]);
+  const auto i = static_cast<std::size_t>(k.loops.back());
+  REQUIRE(k.modes[p].extent == 16);  // the slot
+  REQUIRE(k.modes[i].extent == 16);  // the x-pack index: 128 dims in packs of 8
+  CHECK(emit::run_group_side(k, paired) == 4);
+  SECTION("the paired loop's extent is 2 mod 4") {
+    emit::Cell c = k;
+    c.modes[p].extent = 6;
+    CHECK(emit::run_group_side(c, paired) == 2);
+  }
+  SECTION("the innermost loop's extent is 2 mod 4") {
+    emit::Cell c = k;
+    c.modes[i].extent = 2;
+    CHECK(emit::run_group_side(c, paired) == 2);
+  }
+  SECTION("into the legacy cache: the target holds the runs packed, the source does not") {
+    const emit::Cell into = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
+    const int into_paired = emit::run_pairs_level(into, 2, kFlat);
+    REQUIRE(into_paired >= 0);
+    CHECK(emit::run_group_side(into, into_paired) == 2);
+  }
+}
