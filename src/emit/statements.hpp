@@ -60,7 +60,8 @@ struct PrefetchStep {
 };
 constexpr std::int64_t kFarthestPrefetchBytes = std::int64_t{256} << 10;
 constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
-// The innermost loop whose next iteration moves the source through a table lookup, one iteration ahead,
+// The innermost loop whose next iteration moves the source through a table lookup (not one placing single
+// elements within a line's reach: llama.cpp's cells in its transposed V), one iteration ahead,
 // where an iteration of it reads at most kFarthestPrefetchBytes. Else, of the loops inside that one (every
 // loop where none looks up) whose steps move the source by a stride and whose iteration reads at most
 // kFarthestPrefetchBytes: the innermost whose iteration reads at least kNearestPrefetchBytes, one

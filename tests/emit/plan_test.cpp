@@ -142,6 +142,30 @@ TEST_CASE("a tile into a per-layer target from a source holding a token's layers
   CHECK(level_of(from_layers, "head") == 1);
 }
 
+TEST_CASE("elements a table places one by one in the source are walked in the source's order, its rows outermost", "[emit][plan]") {
+  // llama.cpp's transposed V: a row of cells per layer and head dim, each cell placed by the cells table.
+  // Into vLLM's legacy value blocks the target's order would take a block at a time (reading 16 cells of
+  // each of the layer's 1024 rows per block); the source's order takes a row at a time.
+  const emit::Cell from_rows = test::cpu_plan("llamacpp-vtrans", "vllm-paged-legacy").cells[1];
+  REQUIRE(from_rows.run_elements == 1);
+  REQUIRE(from_rows.tile_target_contiguous < 0);
+  CHECK(level_of(from_rows, "layer") == 0);
+  CHECK(level_of(from_rows, "head") == 1);
+  CHECK(level_of(from_rows, "dim") == 2);
+  CHECK(level_of(from_rows, "token_div16") == 3);  // the target's order put the block at 1, before the head
+  CHECK(level_of(from_rows, "token_mod16") == 4);
+  // No prefetch: the next cell lies in the row being read (statements.hpp's prefetch_step skips a table
+  // that places single elements).
+  CHECK(emit::prefetch_step(from_rows, 2).level == -1);
+  // The control: the other way round the table places the target's elements, and the target's order (a
+  // llama.cpp row at a time) stands, with the next legacy block prefetched through its table.
+  const emit::Cell into_rows = test::cpu_plan("vllm-paged-legacy", "llamacpp-vtrans").cells[1];
+  REQUIRE(into_rows.run_elements == 1);
+  CHECK(level_of(into_rows, "head") == 1);
+  CHECK(level_of(into_rows, "token_div16") == 3);
+  CHECK(emit::prefetch_step(into_rows, 2).level == level_of(into_rows, "token_div16"));
+}
+
 TEST_CASE("16-byte runs into a per-layer target sink the layer loop to just outside their pairs, past a stride", "[emit][plan]") {
   // The legacy key cache's packs from SGLang's page_head host pool: the target's order with the layer moved
   // in past the page's table, the token group and the head, to just outside dim_div8 and token_mod16.
