@@ -24,6 +24,8 @@ bool selects_instance(const Cell& cell, int m) {
   return selects_instance_of(cell, cell.source, m) || selects_instance_of(cell, cell.target, m);
 }
 
+bool places_single_elements(const Atom& atom, std::int64_t element_bytes) { return std::abs(atom.coef) * element_bytes < 64; }
+
 bool read_by_atoms(const SideForm& f, int m) {
   return std::any_of(f.atoms.begin(), f.atoms.end(), [&](const Atom& a) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); });
 }
@@ -632,13 +634,10 @@ void sink_target_instance_loop(Cell& cell, std::int64_t element_bytes) {
   }
 }
 
-// Whether side f places single elements through a table: a lookup fed by a loop whose coefficient is less
-// than a 64-byte line (llama.cpp's cells: `cells[token]`, one element each), so that consecutive lookups
-// land anywhere within the rows they index.
+// Whether side f places single elements through a table a loop feeds (places_single_elements).
 bool table_places_elements(const Cell& cell, const SideForm& f, std::int64_t element_bytes) {
   return std::any_of(f.atoms.begin(), f.atoms.end(), [&](const Atom& a) {
-    return std::abs(a.coef) * element_bytes < 64 &&
-           std::any_of(a.modes.begin(), a.modes.end(), [&](int m) { return contains(cell.loops, m); });
+    return places_single_elements(a, element_bytes) && std::any_of(a.modes.begin(), a.modes.end(), [&](int m) { return contains(cell.loops, m); });
   });
 }
 

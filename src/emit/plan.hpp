@@ -108,6 +108,11 @@ struct Cell {
 // Whether mode m feeds a table lookup (an atom) of side f.
 bool read_by_atoms(const SideForm& f, int m);
 
+// Whether a table lookup places single elements: its coefficient is less than a 64-byte line (llama.cpp's
+// cells in its transposed V, `cells[token]`, one element each), so consecutive lookups land anywhere within
+// the rows they index, inside lines already read or written.
+bool places_single_elements(const Atom& atom, std::int64_t element_bytes);
+
 // Whether mode m selects a tensor instance on side f (a per-layer tensor's layer, say).
 bool selects_instance_of(const Cell& cell, const SideForm& f, int m);
 

@@ -1,6 +1,7 @@
 #pragma once
-// 16-byte runs moved two by two (or four by four: run_group_side) along two loops. Where a cell's run is 16 bytes (vLLM's legacy key cache
-// holds a head's dims in x-packs of 8 bf16, `[block, head, dim / 8, slot, 8]`), the loop that continues the
+// 16-byte runs moved two by two (or four by four: run_group_side) along two loops. Where a cell's run is
+// 16 bytes (vLLM's legacy key cache holds a head's dims in x-packs of 8 bf16, `[block, head, dim / 8, slot,
+// 8]`), the loop that continues the
 // run in the target is innermost and another loop continues it in the source, two runs of the outer loop
 // are one 32-byte load and two of the innermost one 32-byte store: four runs become a 2 x 2 transpose of
 // 16-byte elements (the CPU printer's kv_run_pairs16), half the loads and stores of one run at a time.

@@ -1,7 +1,6 @@
 #include "emit/statements.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "expr/c_print.hpp"
 
@@ -114,7 +113,7 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     // lookup inside the row being read, already in cache: prefetching it only cost an extra table read per
     // element (llamacpp-vtrans -> vllm-paged-legacy, in one process, 1 / 2 threads: 0.12-0.13x / 0.23x of
     // memcpy with it, 0.21-0.22x / 0.37-0.38x without).
-    if (std::abs(a.coef) * source_bytes < 64) continue;
+    if (places_single_elements(a, source_bytes)) continue;
     int level = level_of(cell, a.modes);
     if (level >= 0 && a.e->op == expr::Op::Lookup) block = std::max(block, level);
   }
