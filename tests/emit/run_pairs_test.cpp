@@ -91,6 +91,7 @@ TEST_CASE("paired runs go four by four only out of a packed source, where both l
   SECTION("the paired loop's extent is 2 mod 4") {
     emit::Cell c = k;
     c.modes[p].extent = 6;
+    c.source.stride[i] = c.run_elements * 6;  // the source still packed, so only the extent decides
     CHECK(emit::run_group_side(c, paired) == 2);
   }
   SECTION("the innermost loop's extent is 2 mod 4") {
