@@ -26,13 +26,24 @@ const Inputs kInputs{"S", "T", "st", "dt", "n"};
 struct RunAddress {
   std::string source_pointer = pointer_name(true), target_pointer = pointer_name(false);
   std::int64_t source_shift = 0, target_shift = 0;
+  bool prefetch_next_instance = false;  // prefetches read next_instance_pointer's instance (PrefetchStep::next_instance)
 };
+
+// The source pointer a prefetch of `at` reads from: its own, or the instance ahead (next_instance_pointer).
+std::string prefetch_pointer(const RunAddress& at) { return at.prefetch_next_instance ? at.source_pointer + "_next" : at.source_pointer; }
 
 // The address (as C) of element `offset` (an expression) of one side, shifted as `at` says.
 std::string address(const RunAddress& at, bool source, const std::string& offset, int element_bytes) {
   const std::int64_t shift = source ? at.source_shift : at.target_shift;
   const std::string element = shift == 0 ? offset : "(" + offset + " + " + i64(shift) + ")";
   return (source ? at.source_pointer : at.target_pointer) + " + " + element + " * " + std::to_string(element_bytes);
+}
+
+// The source address of element `offset` as a prefetch of `at` reads it (prefetch_pointer).
+std::string prefetch_address(const RunAddress& at, const std::string& offset, int element_bytes) {
+  RunAddress from = at;
+  from.source_pointer = prefetch_pointer(at);
+  return address(from, true, offset, element_bytes);
 }
 
 // Group member k's address: its own pointer variable (pS1, pT1, ...) where its instances are others.
@@ -349,12 +360,13 @@ std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
 void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {},
                 bool stage_deferred = false) {
   const std::string s = address(at, true, final_offset(cell, true), source_bytes);
+  const std::string ps = prefetch_address(at, final_offset(cell, true), source_bytes);
   // What this copy reads, prefetch_step's iterations ahead (the next block of a paged source,
   // where the hardware prefetcher does not look; measured: 0.75x -> 0.85x of memcpy for a random 32 KiB-block
   // source).
   auto prefetch_span = [&](std::int64_t bytes) {
     if (!prefetch) return;
-    const std::string line = "kv_prefetch<" + std::to_string(bytes) + ">(" + s + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");";
+    const std::string line = "kv_prefetch<" + std::to_string(bytes) + ">(" + ps + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");";
     // A run shorter than a line prefetches only when it holds a line's first byte: one prefetch per line,
     // not one per run (measured on vllm-paged-legacy's 16-byte key runs: about 10% of the key move).
     if (bytes < 64) w.line("if ((reinterpret_cast<uintptr_t>(" + s + ") & 63) < " + std::to_string(bytes) + ") " + line);
@@ -370,10 +382,10 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     if (!prefetch) return;
     if (span * source_bytes < 64 || span <= 2 * rows * row_elements) {
       if (from.empty()) prefetch_span(span * source_bytes);
-      else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + s + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
+      else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + ps + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
       return;
     }
-    w.line("for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + s + " + (" +
+    w.line("for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
            next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");");
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
@@ -1024,7 +1036,8 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
     const std::string s = address(at, true, offset_at(cell, true, around), source_bytes);
     const std::string d = address(at, false, offset_at(cell, false, around), target_bytes);
     if (prefetch)
-      w.line("kv_prefetch<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + s + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+      w.line("kv_prefetch<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + prefetch_address(at, offset_at(cell, true, around), source_bytes) + " + " +
+             next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
     if (whole_blocks_at_once(bytes)) {
       w.open("if (stream)");
       w.line("kv_block_to[kv_blocks] = " + d + ", kv_block_from[kv_blocks] = " + s + ";");
@@ -1191,6 +1204,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   // prefetched beside them; the blocks four at once slower (hf-dynamic -> vllm-flash-hnd, 4 KiB blocks,
   // the block two ahead prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread).
   const int prefetch = stage_bytes > 0 || whole_blocks_at_once(whole_block) ? -1 : step.level;
+  if (prefetch >= 0 && step.next_instance)
+    for (RunAddress& at : members) at.prefetch_next_instance = true;
   if (stage_bytes > 0) {
     w.line("alignas(64) char kv_stages[2][" + std::to_string(stage_bytes) + "];");
     w.line("char* kv_pending = nullptr;  // where the box staged in kv_stages[kv_half ^ 1] goes, not yet streamed out");
@@ -1210,8 +1225,16 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("const int64_t " + v0 + " = flat;");
   }
   auto displacement = [&](std::size_t l, const std::string& bound) {
-    if (static_cast<int>(l) == prefetch)
-      w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound) + ";");
+    if (static_cast<int>(l) != prefetch) return;
+    w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound) + ";");
+    if (!step.next_instance) return;
+    std::vector<std::string> named;  // members without their own instance share pS
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const std::string name = prefetch_pointer(members[k]);
+      if (std::find(named.begin(), named.end(), name) != named.end()) continue;
+      named.push_back(name);
+      for (const auto& line : next_instance_pointer(cell, prefetch, kInputs, group[k].source_instance_shift, step.iterations, bound, name)) w.line(line);
+    }
   };
   for (std::size_t l = 0; l < flat; ++l) {
     statements(static_cast<int>(l), "continue;");
@@ -1250,9 +1273,10 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     for (const RunAddress& at : members) {
       const std::string s = address(at, true, final_offset(cell, true), source_bytes);
       const std::string d = address(at, false, final_offset(cell, false), target_bytes);
+      const std::string ps = prefetch_address(at, final_offset(cell, true), source_bytes);
       if (prefetch >= 0)  // once per source line, as print_copy's short runs
         for (int i = 0; i < side; ++i) {
-          const std::string from = i == 0 ? s : s + " + " + i64(i * from_pair);
+          const std::string from = i == 0 ? ps : ps + " + " + i64(i * from_pair);
           if (side == 4)  // a whole line each
             w.line("kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
           else

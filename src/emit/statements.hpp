@@ -34,6 +34,12 @@ std::string pointer_name(bool source);
 // `shift` (a member of a sibling group: sibling_cells.hpp), at the level where the coordinate selecting
 // the instance is bound (-1: before the first loop); nothing at other levels.
 std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inputs& in, bool source, std::int64_t shift, const std::string& name);
+// The source instance pointer `ahead` instances past shifted_pointer's (the same `shift`), named `name`,
+// for a PrefetchStep with next_instance: at its level, where that loop's variable plus `ahead` is still
+// below `bound` (the loop's end), else the current instance (the prefetch then reads what is being read).
+// @pre step.next_instance and `level` == step.level.
+std::vector<std::string> next_instance_pointer(const Cell& cell, int level, const Inputs& in, std::int64_t shift, std::int64_t ahead,
+                                               const std::string& bound, const std::string& name);
 // The value of coordinate `coord` with mode `without` taken as 0, and the largest value the coordinate may
 // take in this cell (the token's: num_tokens - 1), for checking a tile against the bound.
 std::string coordinate_base(const Cell& cell, int coord, int without);
@@ -54,9 +60,13 @@ std::string slot_absent(const Cell& cell, int coord, const Inputs& in);
 // Intel Xeon (2 MiB L2), 256 MiB, 1 / 2 threads: trtllm-pool -> dynamo-universal (4 KiB runs, 64 KiB apart
 // in the source) with the next 4 MiB block 0.63x / 1.07x of memcpy, the next run (4 KiB ahead)
 // 0.82-0.89x / 1.30-1.36x, two runs (8 KiB) 0.83-0.84x / 1.38-1.43x.
+// `next_instance`: the loop at `level` picks the source's tensor instance (a per-layer tensor's layer), so
+// the copy prefetches the same offset in the instance `iterations` ahead (next_instance_pointer), not a
+// displacement within its own instance.
 struct PrefetchStep {
   int level = -1;
   std::int64_t iterations = 1;
+  bool next_instance = false;
 };
 constexpr std::int64_t kFarthestPrefetchBytes = std::int64_t{256} << 10;
 constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
@@ -71,7 +81,10 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // no loop looks up is prefetched only where the cell copies runs of a line or more (no tile), not in
 // whole blocks (`whole_block_bytes`, cpu.cpp's whole_block_bytes) of kNearestPrefetchBytes or more
 // (kv_stream_copy reads such a block's pages in several streams itself), and not in 2 to kMostStreams
-// page-long read streams at once (streams_along), which the hardware prefetcher follows.
+// page-long read streams at once (streams_along), which the hardware prefetcher follows. Where a loop
+// inside the one so found (or inside the lookup's, when none is) picks the source's tensor instance by
+// itself (a per-layer tensor's layer), the instance ceil(kNearestPrefetchBytes / its bytes an iteration)
+// ahead at the same offset instead (next_instance).
 // @post level is -1 only when no loop's iteration moves the source through a table lookup.
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than

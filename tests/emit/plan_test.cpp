@@ -427,6 +427,38 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
+TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch the layer 8 KiB ahead, not the next token", "[emit][plan]") {
+  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
+  SECTION("vLLM's per-layer kv_cache into SGLang's page_first host pool: 2 KiB of each layer in turn, four layers ahead") {
+    auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    const int layer = level_of(c, "layer");
+    REQUIRE(layer == static_cast<int>(c.loops.size()) - 1);  // a token's layers are together in the target
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK(step.next_instance);
+    CHECK(step.level == layer);
+    CHECK(step.iterations == 4);
+    const std::string code = code_of(p);
+    // Never past the last layer: there the current one is prefetched again.
+    CHECK_THAT(code, Catch::Contains("const char* const pS_next = static_cast<const char*>(S[layer + INT64_C(4) < layer_end ? INT64_C(0) + layer + "
+                                     "INT64_C(4) : INT64_C(0) + layer]);"));
+    CHECK_THAT(code, Catch::Contains("kv_prefetch<2048>(pS_next + "));
+  }
+  SECTION("the control: a strided loop inside the layer's (LMCache 0.5.6's 2td into TensorRT-LLM's pool, by token) keeps its own step") {
+    auto p = plan_for("lmcache056-2td", "trtllm-pool", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    REQUIRE(level_of(c, "token_mod32") > level_of(c, "layer"));
+    REQUIRE(c.source.instance_coord >= 0);  // the layer picks the source's tensor here too
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK_FALSE(step.next_instance);
+    CHECK(step.level == level_of(c, "token_mod32"));
+    CHECK(step.iterations == 4);
+    CHECK_THAT(code_of(p), !Catch::Contains("pS_next"));
+  }
+}
+
 TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
   auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
