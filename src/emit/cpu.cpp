@@ -116,9 +116,15 @@ bool gathered_rows_dense(const Cell& cell, bool source_rows) {
 // 0.44-0.56x of memcpy at one thread, 0.68-0.88 -> 0.84-1.15x at two; LMCache's t2d rows, twice their
 // length apart, 0.33 -> 0.41 / 0.66-0.75 -> 0.88-0.94; but sparse rows lose: K and V interleaved per head
 // 0.26-0.33 -> 0.22-0.30, SGLang's page_first host pool 0.39 -> 0.24 / 0.78 -> 0.55.
-bool stage_gathered_chunks(const Cell& cell) {
+// Not where the rows are read whole (read_gathered_rows_whole), which now measures faster: into
+// llamacpp-vtrans (256 MiB, two runs each in one process, 1 / 2 threads) vllm-flash-nhd 0.64-0.68 /
+// 0.65-0.66x of memcpy staged -> 0.75 / 0.74x read whole, sglang-mha 0.63-0.64 / 0.62-0.63 -> 0.75 /
+// 0.73-0.74, lmcache056-t2d 0.57-0.58 / 0.56 -> 0.63-0.65 / 0.62; the rows read in bands instead lose
+// (hf-dynamic 0.61-0.64 / 0.62-0.63 staged -> 0.51-0.58 / 0.54-0.55, trtllm-pool 0.60 / 0.60-0.61 ->
+// 0.53-0.54 / 0.53-0.54, flashinfer-hnd 0.59-0.60 / 0.64 -> 0.58 / 0.57-0.58), so those stay staged.
+bool stage_gathered_chunks(const Cell& cell, int source_bytes) {
   if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered || cell.tile_target_extent < kGatheredChunk) return false;
-  return gathered_rows_dense(cell, true);
+  return gathered_rows_dense(cell, true) && !read_gathered_rows_whole(cell, source_bytes);
 }
 
 // The most bytes of gathered source rows a chunk copies whole before its bands read them (measured at
@@ -129,7 +135,7 @@ constexpr std::int64_t kMostGatheredBytes = std::int64_t{512} << 10;
 // their rows are whole lines of at most kMostGatheredBytes together.
 std::int64_t gathered_chunk_bytes(const Cell& cell, int source_bytes) {
   const std::int64_t row = cell.tile_source_extent * source_bytes;
-  if (!stage_gathered_chunks(cell) || row % 64 != 0 || kGatheredChunk * row > kMostGatheredBytes) return 0;
+  if (!stage_gathered_chunks(cell, source_bytes) || row % 64 != 0 || kGatheredChunk * row > kMostGatheredBytes) return 0;
   return kGatheredChunk * row;
 }
 
@@ -231,7 +237,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.line("if (down0 + 32 < kv_downs) for (int64_t r = 0; r < acrosses; ++r) kv_prefetch<64>(kv_from[r] + (down0 + 32) * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
            ", acrosses, downs, stream);");
-  } else if (stage_gathered_chunks(cell)) {
+  } else if (stage_gathered_chunks(cell, source_bytes)) {
     // Outer: chunks of kGatheredChunk gathered source rows; per band of 32 strided target rows, the chunk's
     // blocks are transposed into a stage on the stack (ordinary stores, it stays in L1) and each target row
     // then receives one burst of kGatheredChunk elements. Written straight from the blocks, each target row
@@ -303,13 +309,25 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   } else {
     // Outer: 32 gathered source rows, the next 32 prefetched whole; inner: 32 strided target rows at a
     // time, so that each gathered row is read whole before the next (see read_gathered_rows_whole).
-    const std::int64_t ahead = std::min<std::int64_t>(down.extent * source_bytes, 4096);
+    // The next 32 rows are prefetched band by band beside the band read where the rows are dense
+    // (gathered_rows_dense: the hardware follows rows that abut, and a burst of 1024 prefetches for 32 rows
+    // of 2 KiB held up the reads it was meant to speed); sparse rows (K and V interleaved per head, SGLang's
+    // page_first host pool with a token's layers between two rows) are prefetched whole, their first page.
+    // Measured (256 MiB, two runs each in one process, 1 / 2 threads) on vllm-flash-nhd -> llamacpp-vtrans:
+    // 0.61-0.63x / 0.63x of memcpy whole, 0.69x / 0.68-0.69x without, 0.70-0.71x / 0.70-0.71x band by band;
+    // band by band on sparse rows lost: vllm-packed-nhd -> llamacpp-vtrans 0.55-0.57 / 0.55-0.56 ->
+    // 0.46-0.48 / 0.47, sglang-host-page-first -> llamacpp-vtrans 0.60-0.61 / 0.59 -> 0.57 / 0.56-0.57.
+    const std::int64_t row_bytes = down.extent * source_bytes;
+    const bool whole_rows_ahead = !gathered_rows_dense(cell, true);
+    const std::string next_rows = "for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) ";
     w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
     w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
-    w.line("for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) kv_prefetch<" +
-           std::to_string(ahead) + ">(kv_from_rows[static_cast<size_t>(r)]);");
+    if (whole_rows_ahead)
+      w.line(next_rows + "kv_prefetch<" + std::to_string(std::min<std::int64_t>(row_bytes, 4096)) + ">(kv_from_rows[static_cast<size_t>(r)]);");
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
     strided_rows(true, "down0", "downs");
+    if (!whole_rows_ahead)
+      w.line(next_rows + "kv_prefetch<" + std::to_string(32 * source_bytes) + ">(kv_from_rows[static_cast<size_t>(r)] + down0 * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream);");
   }

@@ -427,6 +427,31 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
+TEST_CASE("gathered source rows read whole are not staged; dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
+  auto code_of = [](const char* source) {
+    auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
+    return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+  };
+  const std::string band = "kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * 2);";
+  const std::string stage = "kv_stream_copy<512>(burst, kv_stage_rows[r]);";
+  SECTION("vLLM's NHD rows (a token's heads and dims, 2 KiB, abutting in a block): read whole, no stage, band by band") {
+    const std::string code = code_of("vllm-flash-nhd");
+    CHECK_THAT(code, Catch::Contains(band));
+    CHECK_THAT(code, !Catch::Contains(stage));
+    CHECK_THAT(code, !Catch::Contains("kv_prefetch<2048>(kv_from_rows[static_cast<size_t>(r)]);"));
+  }
+  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the next 32 rows whole") {
+    const std::string code = code_of("vllm-packed-nhd");
+    CHECK_THAT(code, Catch::Contains("kv_prefetch<256>(kv_from_rows[static_cast<size_t>(r)]);"));
+    CHECK_THAT(code, !Catch::Contains(band));
+  }
+  SECTION("the control: HF's rows (one head's dims, heads outer) are read in bands, and staged") {
+    const std::string code = code_of("hf-dynamic");
+    CHECK_THAT(code, Catch::Contains(stage));
+    CHECK_THAT(code, !Catch::Contains(band));
+  }
+}
+
 TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch the layer 8 KiB ahead, not the next token", "[emit][plan]") {
   auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("vLLM's per-layer kv_cache into SGLang's page_first host pool: 2 KiB of each layer in turn, four layers ahead") {
