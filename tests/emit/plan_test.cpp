@@ -427,7 +427,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
-TEST_CASE("gathered source rows read whole are not staged; dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
+TEST_CASE("gathered source rows read whole are not staged, and dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
     return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
