@@ -68,24 +68,31 @@ std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs&
 
 std::string pointer_name(bool source) { return source ? "pS" : "pT"; }
 
+namespace {
+
+// The src[] / dst[] index (as C) of side f's instance, moved by `shift`: instance = coord -
+// instance_coord_first (per_range FIRST), at index instance_first + instance.
+std::string instance_index(const Cell& cell, const SideForm& f, std::int64_t shift) {
+  std::string index = i64(f.instance_first + shift - f.instance_coord_first);
+  if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
+  return index;
+}
+
+}  // namespace
+
 std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inputs& in, bool source, std::int64_t shift, const std::string& name) {
   const SideForm& f = source ? cell.source : cell.target;
   const int at = f.instance_coord >= 0 ? level_of(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)].modes) : -1;
   if (at != level) return {};
-  // instance = coord - instance_coord_first (per_range FIRST), at src[] / dst[] index instance_first + instance.
-  std::string index = i64(f.instance_first + shift - f.instance_coord_first);
-  if (f.instance_coord >= 0) index += " + " + coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
   return {std::string(source ? "const char* const " : "char* const ") + name + " = static_cast<" + (source ? "const char*" : "char*") + ">(" +
-          (source ? in.src : in.dst) + "[" + index + "]);"};
+          (source ? in.src : in.dst) + "[" + instance_index(cell, f, shift) + "]);"};
 }
 
 std::vector<std::string> next_instance_pointer(const Cell& cell, int level, const Inputs& in, std::int64_t shift, std::int64_t ahead,
                                                const std::string& bound, const std::string& name) {
-  const SideForm& f = cell.source;
   const int mode = cell.loops[static_cast<std::size_t>(level)];
   const std::string& var = cell.modes[static_cast<std::size_t>(mode)].var;
-  const std::string index = i64(f.instance_first + shift - f.instance_coord_first) + " + " +
-                            coordinate_value(cell, cell.coords[static_cast<std::size_t>(f.instance_coord)]);
+  const std::string index = instance_index(cell, cell.source, shift);
   return {"const char* const " + name + " = static_cast<const char*>(" + in.src + "[" + var + " + " + i64(ahead) + " < " + bound + " ? " + index +
           " + " + i64(ahead) + " : " + index + "]);"};
 }
