@@ -307,8 +307,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream);");
   } else {
-    // Outer: 32 gathered source rows, the next 32 prefetched whole; inner: 32 strided target rows at a
-    // time, so that each gathered row is read whole before the next (see read_gathered_rows_whole).
+    // Outer: 32 gathered source rows, the next 32 prefetched; inner: 32 strided target rows at a time, so
+    // that each gathered row is read whole before the next (see read_gathered_rows_whole).
     // The next 32 rows are prefetched band by band beside the band read where the rows are dense
     // (gathered_rows_dense: the hardware follows rows that abut, and a burst of 1024 prefetches for 32 rows
     // of 2 KiB held up the reads it was meant to speed); sparse rows (K and V interleaved per head, SGLang's
