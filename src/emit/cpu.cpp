@@ -568,6 +568,19 @@ template <int64_t BYTES>
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
 }
 
+// Where stream s of several copied at once, line by line, is at line `line` of its SPAN bytes: kv_page_stagger
+// * s bytes further on, wrapping within the span. Streams in step at the same offset of their pages (each
+// load then at the low 12 address bits of the stores just issued to the stream before) crawled on an AMD
+// EPYC (Zen 3, KVM), 256 MiB in 16-64 KiB blocks taken at random within 4 MiB, four page streams, 32-byte
+// streaming stores, GiB/s at one thread: in step 2.5-3.5, staggered by 64 / 256 / 1024 bytes 8.2-8.5 /
+// 12.7-13.6 / 11.9-12.7, one stream 12.9-13.9 (memcpy of the whole 14.2-15.4); four read streams with the
+// writes in one 14.2, the writes in four with the reads in one 11.6: the two in step are what crawls. In
+// kernels (one process, 1 / 2 threads): flashinfer-hnd -> flashinfer072-hnd (4 KiB blocks four at once)
+// 0.25x / 0.29x of memcpy in step, vllm-flash-nhd -> lmcache-2ltd (32 KiB runs) 0.28x / 0.36x.
+constexpr int64_t kv_page_stagger = 256;
+template <int64_t SPAN>
+[[maybe_unused]] static inline int64_t kv_staggered(int64_t line, int64_t s) { return (line + s * kv_page_stagger) % SPAN; }
+
 // A run copied with streaming stores (no read-for-ownership of the lines it overwrites), into a target that
 // may start off a line: a run's part lines are streamed too. Measured with every target 16 bytes past a
 // page (np.empty's large arrays), 256 MiB, one thread: hf-dynamic -> sglang-mha (256-byte runs in the
@@ -591,16 +604,20 @@ static inline void kv_stream_copy(char* to, const char* from) {
     // blocks. One stream leaves one core's reads waiting on one page at a time. Measured on an Intel Xeon,
     // 256 MiB in runs taken at random within 4 MiB, one thread: 8 KiB runs 7.8-8.0 GiB/s -> 9.2-9.4 (two
     // streams, each prefetched 512 bytes ahead), 16 / 32 / 64 KiB 7.8-8.1 -> 9.9-10.7 (four streams;
-    // memcpy of the whole 9.7-10.3).
+    // memcpy of the whole 9.7-10.3). Stream s runs kv_page_stagger * s bytes ahead within its page
+    // (kv_staggered).
     constexpr int64_t streams = BYTES >= 16384 ? 4 : 2, group = streams * 4096;
     if (aligned)
       for (; k + group <= BYTES; k += group)
         for (int64_t line = 0; line < 4096; line += 64) {
-          if (streams == 2 && line + 512 < 4096) {
-            KV_UNROLL for (int64_t s = 0; s < streams; ++s) __builtin_prefetch(from + k + s * 4096 + line + 512, 0, 1);
+          if (streams == 2) {
+            KV_UNROLL for (int64_t s = 0; s < streams; ++s) {
+              const int64_t ahead = kv_staggered<4096>(line, s) + 512;
+              if (ahead < 4096) __builtin_prefetch(from + k + s * 4096 + ahead, 0, 1);
+            }
           }
           KV_UNROLL for (int64_t s = 0; s < streams; ++s) {
-            const int64_t at = k + s * 4096 + line;
+            const int64_t at = k + s * 4096 + kv_staggered<4096>(line, s);
             const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + at));
             const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + at + 32));
             _mm256_stream_si256(reinterpret_cast<__m256i*>(to + at), a);
@@ -632,15 +649,18 @@ static inline void kv_stream_copy(char* to, const char* from) {
 
 // Four runs of BYTES copied at once, a line of each in turn, with streaming stores: one core reading one
 // page after another waits on each page's first lines (the hardware prefetcher stops at pages), four at once
-// keep it busy, as kv_stream_copy does within a run of pages (measured: see whole_blocks_at_once).
+// keep it busy, as kv_stream_copy does within a run of pages (measured: see whole_blocks_at_once). Run s
+// is staggered kv_page_stagger * s bytes on (kv_staggered): the runs are blocks at the same offset of
+// their pages.
 // @pre every to[s] is 16-byte aligned; BYTES a multiple of 64.
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_stream_copy4(char* const* to, const char* const* from) {
 #if defined(__SSE2__)
   for (int64_t line = 0; line < BYTES; line += 64) {
     KV_UNROLL for (int s = 0; s < 4; ++s) {
+      const int64_t at = kv_staggered<BYTES>(line, s);
       KV_UNROLL for (int64_t k = 0; k < 64; k += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(to[s] + line + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[s] + line + k)));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to[s] + at + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[s] + at + k)));
     }
   }
 #else
