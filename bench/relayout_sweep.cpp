@@ -721,6 +721,14 @@ std::string memcpy_tunables() {
   return tunables != nullptr ? tunables : "";
 }
 
+// The CPU the figures are of, for the record: the kernels' policies differ by it (page streams staggered
+// everywhere; software prefetch off on AMD, emit/cpu.cpp's kv_prefetch_wanted).
+spec::Json cpu_record() {
+  const char* forced = std::getenv("KVLAYOUT_PREFETCH");
+  const char* vendor = __builtin_cpu_is("intel") ? "intel" : __builtin_cpu_is("amd") ? "amd" : "other";
+  return {{"vendor", vendor}, {"avx2", static_cast<bool>(__builtin_cpu_supports("avx2"))}, {"KVLAYOUT_PREFETCH", forced != nullptr ? forced : ""}};
+}
+
 int main(int argc, char** argv) {
   stream_memcpy_as_the_kernels_do(argv);
   const Options o = parse(argc, argv);
@@ -820,6 +828,7 @@ int run_sweep(const Options& o) {
                                         {"repetitions", o.repetitions},
                                         {"hugepages", o.hugepages},
                                         {"memcpy_glibc_tunables", memcpy_tunables()},
+                                        {"cpu", cpu_record()},
                                         {"patterns", patterns},
                                         {"pairs", rows},
                                         {"summary", summary}}

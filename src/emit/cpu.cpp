@@ -273,7 +273,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.line("if (!kv_gather) kv_gather.reset(new char[" + std::to_string(gather) + "]);");
       w.open("for (int64_t r = 0; r < " + i64(chunk) + "; r += 4)");
       w.open("for (int64_t line = 0; line < " + i64(row_bytes) + "; line += 64)");
-      w.line("if (r + 8 < " + i64(chunk) + ") { KV_UNROLL for (int64_t k = 0; k < 4; ++k) __builtin_prefetch(kv_chunk[r + 8 + k] + line, 0, 1); }");
+      w.line("if (r + 8 < " + i64(chunk) + ") { KV_UNROLL for (int64_t k = 0; k < 4; ++k) kv_prefetch<64>(kv_chunk[r + 8 + k] + line); }");
       w.line("KV_UNROLL for (int64_t k = 0; k < 4; ++k) std::memcpy(kv_gather.get() + (r + k) * " + i64(row_bytes) + " + line, kv_chunk[r + k] + line, 64);");
       w.close();
       w.close();
@@ -563,8 +563,10 @@ const char* kCopies = R"(// Into the second-level cache, not the first (locality
 // at random within 4 MiB, each prefetched whole 16 KiB ahead: 6.1 / 6.5 / 6.7 / 8.5 GiB/s into L1, 7.8 /
 // 8.0 / 8.2 / 8.6 into L2 (memcpy 10.8); in kernels, vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
 // memcpy, -> vllm-flash-hnd 0.72x -> 0.80x.
+// Issued only where the call's CPU gains from them (kv_prefetching, set per call by kv_run_part).
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch(const char* p) {
+  if (!kv_prefetching.load(std::memory_order_relaxed)) return;
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
 }
 
@@ -613,7 +615,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
           if (streams == 2) {
             KV_UNROLL for (int64_t s = 0; s < streams; ++s) {
               const int64_t ahead = kv_staggered<4096>(line, s) + 512;
-              if (ahead < 4096) __builtin_prefetch(from + k + s * 4096 + ahead, 0, 1);
+              if (ahead < 4096) kv_prefetch<64>(from + k + s * 4096 + ahead);
             }
           }
           KV_UNROLL for (int64_t s = 0; s < streams; ++s) {
@@ -1357,7 +1359,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
 
 std::string prologue(const prove::Proof& p, const EmitOptions& o) {
   bool convert = p.source_layout->dtype != p.target_layout->dtype;
-  std::string s = "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <math.h>\n#include <thread>\n"
+  std::string s = "#include <algorithm>\n#include <atomic>\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <math.h>\n#include <thread>\n"
                   "#include <cstdlib>\n#include <memory>\n#include <utility>\n#include <vector>\n#if defined(__SSE2__)\n#include <emmintrin.h>\n#endif\n"
                   "// x86-64 with GCC or Clang: an AVX2 variant beside the baseline, chosen per call (kv_use_avx2).\n"
                   "#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))\n#define KV_X86_DISPATCH 1\n#include <immintrin.h>\n"
@@ -1529,6 +1531,29 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 #endif
 }
 
+// Whether a call issues software prefetches (kv_prefetch): not on AMD CPUs, nor where the environment says
+// KVLAYOUT_PREFETCH=off (=on forces them; the tests run the kernels both ways against the byte oracle).
+// They were measured on an Intel Xeon, where they pay (vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
+// memcpy: see kv_prefetch); on an AMD EPYC (Zen 3, KVM), 256 MiB, one process, two runs, 1 / 2 threads,
+// without them: sglang-host-page-first-direct -> sglang-host-page-first (2 KiB runs) 0.61-0.67x /
+// 0.75-0.85x -> 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd -> sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 /
+// 0.89-0.93, vllm033-lbhnc -> vllm033-bhlnc (8 KiB) 0.64-0.72 / 0.67-0.73 -> 0.76-0.87 / 1.00-1.03; the
+// transposes and 256-byte runs within noise (vllm-paged-legacy -> vllm-flash-nhd 0.56-0.58 -> 0.57,
+// dynamo-universal -> sglang-host-page-head 0.64-0.70 -> 0.61-0.62).
+[[maybe_unused]] static inline bool kv_prefetch_wanted() {
+  const char* forced = std::getenv("KVLAYOUT_PREFETCH");
+  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
+  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+#if KV_X86_DISPATCH
+  return !__builtin_cpu_is("amd");
+#else
+  return true;
+#endif
+}
+// Read by every prefetch; written by each call before its threads start (the same value unless the
+// environment changes between calls).
+static std::atomic<bool> kv_prefetching{true};
+
 )";
 
 void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool avx2) {
@@ -1600,7 +1625,9 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
+  w.line("// The variant and the prefetch policy (kv_prefetch_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
+  w.line("kv_prefetching.store(kv_prefetch_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");
   w.line("#endif");

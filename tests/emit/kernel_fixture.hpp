@@ -27,7 +27,10 @@ std::vector<std::string> isa_variants();
 // it is above 1, else 1 (every pair).
 std::size_t pair_sample();
 
-// Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call).
+// Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call), and
+// its prefetch policy (KVLAYOUT_PREFETCH): on for the baseline, off for AVX2, so that every kernel runs
+// against the byte oracle both ways on any CPU (a prefetch changes no byte, but its address arithmetic is
+// emitted code too).
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);

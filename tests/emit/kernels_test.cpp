@@ -861,7 +861,7 @@ TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, 
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 128;
-  const std::string skip = "const int64_t at = k + s * 4096 + line;";
+  const std::string skip = "const int64_t at = k + s * 4096 + kv_staggered<4096>(line, s);";
   for (const auto& [source, target, bytes] : {std::tuple{"lmcache-2ltd", "vllm-flash-nhd", "16384"}, std::tuple{"hf-dynamic", "trtllm-pool", "8192"},
                                               std::tuple{"lmcache-mla", "vllm-mla", "18432"}}) {
     INFO(source << " -> " << target);
@@ -1001,7 +1001,7 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
   }
 }
 
-TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapped or unflushed blocks are caught", "[emit][kernels]") {
+TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapped, unflushed or half-staggered blocks are caught", "[emit][kernels]") {
   // A 4 KiB whole block (16 slots of one head's 128 bf16) is left pending and every fourth one copies the
   // four at once; the cell copies what is left as it returns (emit/cpu.cpp, whole_blocks_at_once).
   // Streaming is forced. Controls: the four-block copy reading each pair of blocks swapped (caught on one
@@ -1017,14 +1017,18 @@ TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapp
     const emit::EmitOptions& o = pair.options;
     const std::string code = emit::emit_kernel(proof, o);
     REQUIRE(code.find("kv_stream_copy4<4096>(kv_block_to, kv_block_from)") != std::string::npos);
-    test::KernelLibrary library({code, broken_kernel(proof, o, "four_blocks_swapped", "reinterpret_cast<const __m128i*>(from[s] + line + k)",
-                                                                "reinterpret_cast<const __m128i*>(from[s ^ 1] + line + k)"),
+    test::KernelLibrary library({code, broken_kernel(proof, o, "four_blocks_swapped", "reinterpret_cast<const __m128i*>(from[s] + at + k)",
+                                                                "reinterpret_cast<const __m128i*>(from[s ^ 1] + at + k)"),
                                  broken_kernel(proof, o, "four_blocks_unflushed", "for (int b = 0; b < kv_blocks; ++b) kv_stream_copy<4096>(",
-                                               "for (int b = 0; b < 0; ++b) kv_stream_copy<4096>(")},
+                                               "for (int b = 0; b < 0; ++b) kv_stream_copy<4096>("),
+                                 // The stagger wrapping within half a block: each block's second half is never copied.
+                                 broken_kernel(proof, o, "four_blocks_half_stagger", "return (line + s * kv_page_stagger) % SPAN;",
+                                               "return (line + s * kv_page_stagger) % (SPAN / 2);")},
                                 dir.path().string());
     check_exact_with_controls(library, S, T, o.name,
                               {{"four_blocks_swapped", [](std::int64_t, int threads) { return threads == 1; }},
-                               {"four_blocks_unflushed", [](std::int64_t n, int) { return n == 53; }}},
+                               {"four_blocks_unflushed", [](std::int64_t n, int) { return n == 53; }},
+                               {"four_blocks_half_stagger", [](std::int64_t, int threads) { return threads == 1; }}},
                               {64, 37, 53});
   }
 }
