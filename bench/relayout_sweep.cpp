@@ -722,7 +722,7 @@ std::string memcpy_tunables() {
 }
 
 // The CPU the figures are of, for the record: the kernels' policies differ by it (page streams staggered
-// everywhere; software prefetch off on AMD, emit/cpu.cpp's kv_prefetch_wanted).
+// everywhere; long software prefetches off on AMD, emit/cpu.cpp's kv_long_prefetches_wanted).
 spec::Json cpu_record() {
   const char* forced = std::getenv("KVLAYOUT_PREFETCH");
   const char* vendor = __builtin_cpu_is("intel") ? "intel" : __builtin_cpu_is("amd") ? "amd" : "other";

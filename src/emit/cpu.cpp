@@ -563,10 +563,11 @@ const char* kCopies = R"(// Into the second-level cache, not the first (locality
 // at random within 4 MiB, each prefetched whole 16 KiB ahead: 6.1 / 6.5 / 6.7 / 8.5 GiB/s into L1, 7.8 /
 // 8.0 / 8.2 / 8.6 into L2 (memcpy 10.8); in kernels, vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
 // memcpy, -> vllm-flash-hnd 0.72x -> 0.80x.
-// Issued only where the call's CPU gains from them (kv_prefetching, set per call by kv_run_part).
+// Spans of kv_long_prefetch_bytes or more (a run's first KiB or pages) only where the call's CPU gains
+// from them (kv_long_prefetches, set per call by kv_run_part).
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch(const char* p) {
-  if (!kv_prefetching.load(std::memory_order_relaxed)) return;
+  if (BYTES >= kv_long_prefetch_bytes && !kv_long_prefetches.load(std::memory_order_relaxed)) return;
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
 }
 
@@ -1531,16 +1532,19 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 #endif
 }
 
-// Whether a call issues software prefetches (kv_prefetch): not on AMD CPUs, nor where the environment says
-// KVLAYOUT_PREFETCH=off (=on forces them; the tests run the kernels both ways against the byte oracle).
-// They were measured on an Intel Xeon, where they pay (vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
-// memcpy: see kv_prefetch); on an AMD EPYC (Zen 3, KVM), 256 MiB, one process, two runs, 1 / 2 threads,
-// without them: sglang-host-page-first-direct -> sglang-host-page-first (2 KiB runs) 0.61-0.67x /
-// 0.75-0.85x -> 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd -> sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 /
-// 0.89-0.93, vllm033-lbhnc -> vllm033-bhlnc (8 KiB) 0.64-0.72 / 0.67-0.73 -> 0.76-0.87 / 1.00-1.03; the
-// transposes and 256-byte runs within noise (vllm-paged-legacy -> vllm-flash-nhd 0.56-0.58 -> 0.57,
-// dynamo-universal -> sglang-host-page-head 0.64-0.70 -> 0.61-0.62).
-[[maybe_unused]] static inline bool kv_prefetch_wanted() {
+// Whether a call prefetches long spans (kv_prefetch of kv_long_prefetch_bytes or more: a run's first 2 KiB
+// or 4 KiB): not on AMD CPUs, nor where the environment says KVLAYOUT_PREFETCH=off (=on forces them; the
+// tests run the kernels both ways against the byte oracle). Shorter spans (a 256-byte run, a line of a
+// tile's rows) are prefetched everywhere. Measured on an Intel Xeon, where long spans pay (vllm-flash-nhd
+// -> sglang-mha 0.74x -> 0.91x of memcpy: see kv_prefetch); on an AMD EPYC (Zen 3, KVM), 256 MiB, one
+// process, two runs, 1 / 2 threads, with no prefetch at all: sglang-host-page-first-direct ->
+// sglang-host-page-first (2 KiB runs) 0.61-0.67x / 0.75-0.85x -> 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd ->
+// sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 / 0.89-0.93, vllm033-lbhnc -> vllm033-bhlnc (8 KiB runs)
+// 0.64-0.72 / 0.67-0.73 -> 0.76-0.87 / 1.00-1.03; but 256-byte runs lost (sglang-host-page-first ->
+// vllm033-blhnc 0.71-0.82 / 0.79 -> 0.39-0.51 / 0.49-0.70), so those keep theirs (1 KiB runs unmeasured:
+// prefetched, as before).
+constexpr int64_t kv_long_prefetch_bytes = 2048;
+[[maybe_unused]] static inline bool kv_long_prefetches_wanted() {
   const char* forced = std::getenv("KVLAYOUT_PREFETCH");
   if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
   if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
@@ -1550,9 +1554,9 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
   return true;
 #endif
 }
-// Read by every prefetch; written by each call before its threads start (the same value unless the
+// Read by every long prefetch; written by each call before its threads start (the same value unless the
 // environment changes between calls).
-static std::atomic<bool> kv_prefetching{true};
+static std::atomic<bool> kv_long_prefetches{true};
 
 )";
 
@@ -1625,9 +1629,9 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
-  w.line("// The variant and the prefetch policy (kv_prefetch_wanted) this call runs with.");
+  w.line("// The variant and the prefetch policy (kv_long_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
-  w.line("kv_prefetching.store(kv_prefetch_wanted(), std::memory_order_relaxed);");
+  w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");
   w.line("#endif");
