@@ -563,7 +563,7 @@ const char* kCopies = R"(// Into the second-level cache, not the first (locality
 // at random within 4 MiB, each prefetched whole 16 KiB ahead: 6.1 / 6.5 / 6.7 / 8.5 GiB/s into L1, 7.8 /
 // 8.0 / 8.2 / 8.6 into L2 (memcpy 10.8); in kernels, vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
 // memcpy, -> vllm-flash-hnd 0.72x -> 0.80x.
-// Spans of kv_long_prefetch_bytes or more (a run's first KiB or pages) only where the call's CPU gains
+// Spans of kv_long_prefetch_bytes or more (a run's first 2 KiB or 4 KiB) only where the call's CPU gains
 // from them (kv_long_prefetches, set per call by kv_run_part).
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch(const char* p) {
@@ -573,7 +573,8 @@ template <int64_t BYTES>
 
 // Where stream s of several copied at once, line by line, is at line `line` of its SPAN bytes: kv_page_stagger
 // * s bytes further on, wrapping within the span. Streams in step at the same offset of their pages (each
-// load then at the low 12 address bits of the stores just issued to the stream before) crawled on an AMD
+// load at the low 12 address bits of the stores just issued to the stream before: 4 KiB aliasing, by
+// the look of it) crawled on an AMD
 // EPYC (Zen 3, KVM), 256 MiB in 16-64 KiB blocks taken at random within 4 MiB, four page streams, 32-byte
 // streaming stores, GiB/s at one thread: in step 2.5-3.5, staggered by 64 / 256 / 1024 bytes 8.2-8.5 /
 // 12.7-13.6 / 11.9-12.7, one stream 12.9-13.9 (memcpy of the whole 14.2-15.4); four read streams with the

@@ -39,7 +39,10 @@ ScopedIsa::ScopedIsa(const std::string& variant) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
 }
-ScopedIsa::~ScopedIsa() { unsetenv("KVLAYOUT_ISA"), unsetenv("KVLAYOUT_PREFETCH"); }
+ScopedIsa::~ScopedIsa() {
+  unsetenv("KVLAYOUT_ISA");
+  unsetenv("KVLAYOUT_PREFETCH");
+}
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {
   return layout::int32_entries(*e.bound, e.tables[k]);
