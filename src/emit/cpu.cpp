@@ -382,9 +382,11 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
   // What this copy reads, prefetch_step's iterations ahead (the next block of a paged source,
   // where the hardware prefetcher does not look; measured: 0.75x -> 0.85x of memcpy for a random 32 KiB-block
   // source).
-  auto prefetch_span = [&](std::int64_t bytes) {
+  // A run's prefetch follows the CPU's policy on long spans (kv_prefetch_run); a tile's is always issued.
+  auto prefetch_span = [&](std::int64_t bytes, bool run) {
     if (!prefetch) return;
-    const std::string line = "kv_prefetch<" + std::to_string(bytes) + ">(" + ps + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");";
+    const std::string line = std::string(run ? "kv_prefetch_run<" : "kv_prefetch<") + std::to_string(bytes) + ">(" + ps + " + " +
+                             next_displacement_name() + " * " + std::to_string(source_bytes) + ");";
     // A run shorter than a line prefetches only when it holds a line's first byte: one prefetch per line,
     // not one per run (measured on vllm-paged-legacy's 16-byte key runs: about 10% of the key move).
     if (bytes < 64) w.line("if ((reinterpret_cast<uintptr_t>(" + s + ") & 63) < " + std::to_string(bytes) + ") " + line);
@@ -399,7 +401,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     const std::int64_t span = (rows - 1) * row_stride + row_elements;
     if (!prefetch) return;
     if (span * source_bytes < 64 || span <= 2 * rows * row_elements) {
-      if (from.empty()) prefetch_span(span * source_bytes);
+      if (from.empty()) prefetch_span(span * source_bytes, false);
       else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + ps + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
       return;
     }
@@ -521,7 +523,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     return;
   }
   const std::int64_t bytes = cell.run_elements * source_bytes;
-  prefetch_span(run_prefetch_bytes(bytes));
+  prefetch_span(run_prefetch_bytes(bytes), true);
   if (!convert) {
     if (target_runs_aligned(cell, target_bytes) && bytes % 16 == 0) {
       w.line("if (stream) kv_stream_copy<" + std::to_string(bytes) + ">(" + d + ", " + s + ");");
@@ -563,12 +565,21 @@ const char* kCopies = R"(// Into the second-level cache, not the first (locality
 // at random within 4 MiB, each prefetched whole 16 KiB ahead: 6.1 / 6.5 / 6.7 / 8.5 GiB/s into L1, 7.8 /
 // 8.0 / 8.2 / 8.6 into L2 (memcpy 10.8); in kernels, vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of
 // memcpy, -> vllm-flash-hnd 0.72x -> 0.80x.
-// Spans of kv_long_prefetch_bytes or more (a run's first 2 KiB or 4 KiB) only where the call's CPU gains
-// from them (kv_long_prefetches, set per call by kv_run_part).
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch(const char* p) {
-  if (BYTES >= kv_long_prefetch_bytes && !kv_long_prefetches.load(std::memory_order_relaxed)) return;
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
+}
+
+// A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 2 KiB or 4 KiB) only
+// where the call's CPU gains from them (kv_long_prefetches, set per call by kv_run_part). A tile's rows
+// (kv_prefetch) are prefetched on every CPU: the transposes compute between their loads and gain from them
+// where copies did not. Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, three runs, 1 / 2 threads:
+// flashinfer-hnd -> vllm-paged-legacy (each head's 4 KiB page prefetched a block ahead) 0.50-0.56x /
+// 0.55-0.64x of memcpy without, 0.56-0.59x / 0.72x with.
+template <int64_t BYTES>
+[[maybe_unused]] static inline void kv_prefetch_run(const char* p) {
+  if (BYTES >= kv_long_prefetch_bytes && !kv_long_prefetches.load(std::memory_order_relaxed)) return;
+  kv_prefetch<BYTES>(p);
 }
 
 // Where stream s of several copied at once, line by line, is at line `line` of its SPAN bytes: kv_page_stagger
@@ -1078,7 +1089,7 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
     const std::string s = address(at, true, offset_at(cell, true, around), source_bytes);
     const std::string d = address(at, false, offset_at(cell, false, around), target_bytes);
     if (prefetch)
-      w.line("kv_prefetch<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + prefetch_address(at, offset_at(cell, true, around), source_bytes) + " + " +
+      w.line("kv_prefetch_run<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + prefetch_address(at, offset_at(cell, true, around), source_bytes) + " + " +
              next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
     if (whole_blocks_at_once(bytes)) {
       w.open("if (stream)");
@@ -1533,11 +1544,11 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 #endif
 }
 
-// Whether a call prefetches long spans (kv_prefetch of kv_long_prefetch_bytes or more: a run's first 2 KiB
-// or 4 KiB): not on AMD CPUs, nor where the environment says KVLAYOUT_PREFETCH=off (=on forces them; the
+// Whether a call prefetches long spans of its runs (kv_prefetch_run of kv_long_prefetch_bytes or more: a
+// run's first 2 KiB or 4 KiB; tiles prefetch theirs everywhere): not on AMD CPUs, nor where the environment says KVLAYOUT_PREFETCH=off (=on forces them; the
 // tests run the kernels both ways against the byte oracle). Shorter spans (a 256-byte run, a line of a
 // tile's rows) are prefetched everywhere. Measured on an Intel Xeon, where long spans pay (vllm-flash-nhd
-// -> sglang-mha 0.74x -> 0.91x of memcpy: see kv_prefetch); on an AMD EPYC (Zen 3, KVM), 256 MiB, one
+// -> sglang-mha 0.74x -> 0.91x of memcpy: see kv_prefetch's note); on an AMD EPYC (Zen 3, KVM), 256 MiB, one
 // process, two runs, 1 / 2 threads, with no prefetch at all: sglang-host-page-first-direct ->
 // sglang-host-page-first (2 KiB runs) 0.61-0.67x / 0.75-0.85x -> 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd ->
 // sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 / 0.89-0.93, vllm033-lbhnc -> vllm033-bhlnc (8 KiB runs)

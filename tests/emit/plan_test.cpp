@@ -1,5 +1,6 @@
 // The move plan: what "fast by construction" means, checked on the plan itself.
 #include <catch2/catch.hpp>
+#include <regex>
 #include <tuple>
 
 #include "emit/emit.hpp"
@@ -371,11 +372,10 @@ TEST_CASE("a tile prefetches the source rows it reads, not the span between them
   CHECK(row_stride * 2 >= 64 * 1024);  // the rows are far apart: what makes a span wasteful
   const std::string code = emit::emit_kernel(prove::prove(source, target, cache), emit::EmitOptions{});
   std::int64_t largest = 0, prefetches = 0;
-  const std::string call = "kv_prefetch<";
-  for (std::size_t at = code.find(call); at != std::string::npos; at = code.find(call, at + 1)) {
-    const std::size_t end = code.find('>', at);
-    const std::string bytes = code.substr(at + call.size(), end - at - call.size());
-    largest = std::max<std::int64_t>(largest, std::stoll(bytes));
+  // Every prefetch call with its span in bytes: a tile's (kv_prefetch) or a run's (kv_prefetch_run).
+  const std::regex call("kv_prefetch(_run)?<([0-9]+)>\\(");
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), call); it != std::sregex_iterator(); ++it) {
+    largest = std::max<std::int64_t>(largest, std::stoll((*it)[2].str()));
     ++prefetches;
   }
   CHECK(prefetches > 0);
@@ -468,7 +468,7 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
     // Never past the last layer: there the current one is prefetched again.
     CHECK_THAT(code, Catch::Contains("const char* const pS_next = static_cast<const char*>(S[layer + INT64_C(4) < layer_end ? INT64_C(0) + layer + "
                                      "INT64_C(4) : INT64_C(0) + layer]);"));
-    CHECK_THAT(code, Catch::Contains("kv_prefetch<2048>(pS_next + "));
+    CHECK_THAT(code, Catch::Contains("kv_prefetch_run<2048>(pS_next + "));
   }
   SECTION("the control: a strided loop inside the layer's (LMCache 0.5.6's 2td into TensorRT-LLM's pool, by token) keeps its own step") {
     auto p = plan_for("lmcache056-2td", "trtllm-pool", "llama-3.1-8b", kCpuPlan);
