@@ -22,12 +22,19 @@ enum class TransposeDirection {
   IntoTokenFastest,   // from [16 tokens][1024 columns] to [1024 columns][16 tokens]
 };
 
+// How the blocks out of token-fastest are written (the block transpose pattern is the better of the two;
+// which one wins depends on the CPU). Streamed: each step's 64-byte lines streamed straight to the target,
+// the source's pages read four at a time. Staged: as the kernels' staged boxes, each block transposed into
+// a buffer in the first-level cache with ordinary stores and streamed out while the next is transposed.
+// The blocks into token-fastest write a whole kilobyte of their target per step, and are always streamed.
+enum class TransposeWay { Streamed, Staged };
+
 // Block k of the move reads `from` at block from_order[k] and writes `to` at block to_order[k], the blocks
 // split evenly across `threads`. AVX2 where the CPU has it (8 x 16 unpack networks, whole 64-byte target
 // lines streamed, as the kernels' kv_transpose_lines16 / kv_transpose_columns16), element by element
 // otherwise.
 // @pre from and to 64-byte aligned; from_order and to_order of equal length, their entries in range.
 void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
-                      TransposeDirection direction, int threads);
+                      TransposeDirection direction, int threads, TransposeWay way = TransposeWay::Streamed);
 
 }  // namespace kvlayout::bench

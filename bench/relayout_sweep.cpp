@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "access_replay.hpp"
@@ -206,6 +207,7 @@ struct Pair {
   std::string code;  // the emitted kernel; empty when an earlier pair emitted the same code
   int same_as = -1;   // that earlier pair (whose kernel, and timing, this pair shares), or -1
   std::string kind;  // the plan's hardest cell (move_kind)
+  std::string turn;  // a transpose's direction (transpose_turn), or empty
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
   bool headline = false;
@@ -256,6 +258,21 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
   return "runs >= 2 KiB";
 }
 
+// Which block transpose pattern a transpose is held against (--roofline): "out of token-fastest" when every
+// tile's source rows (its source-contiguous axis) are shorter than a 64-byte line and its target rows are
+// not (vLLM's legacy value cache, 16 tokens to a row, into a token-major block), "into token-fastest" the
+// other way round; empty (held against the better of the two) when neither or the cells differ, as for
+// llama.cpp's transposed V rows, whole lines on both sides.
+std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
+  std::set<std::string> turns;
+  for (const emit::Cell& c : plan.cells) {
+    if (c.tile_target_contiguous < 0) continue;
+    const bool short_source = c.tile_source_extent * element_bytes < 64, short_target = c.tile_target_extent * element_bytes < 64;
+    turns.insert(short_source && !short_target ? "out of token-fastest" : short_target && !short_source ? "into token-fastest" : "");
+  }
+  return turns.size() == 1 ? *turns.begin() : "";
+}
+
 // Phase 1: every ordered same-content pair of shipped engine layouts that fits the cache and proves EXACT,
 // with its kernel emitted.
 std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
@@ -289,7 +306,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             continue;  // a pair that does not bind at this size (e.g. a fixed pool) is not in the sweep
           }
           if (proof.grade != prove::Grade::ExactByte && proof.grade != prove::Grade::ExactToken) continue;
-          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", -1, "", s, t, tokens, headline};
+          Pair p{cache_name, s->name, t->name, prove::grade_name(proof.grade), "k" + std::to_string(pairs.size()), cache, 0, "", -1, "", "", s, t, tokens, headline};
           p.arena_bytes = side_bytes(*proof.source_bound) + side_bytes(*proof.target_bound) + 2 * static_cast<std::size_t>(held_bytes(*proof.source_bound)) + 8192;
           emit::EmitOptions e;
           e.name = p.kernel;
@@ -300,8 +317,9 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             p.kernel = pairs[static_cast<std::size_t>(first->second)].kernel;
             p.code.clear();
           }
-          p.kind = move_kind(emit::make_plan(*proof.source_bound, *proof.target_bound, emit::PlanOptions{.invert_tables = true}),
-                             proof.source_bound->element_bytes());
+          const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::PlanOptions{.invert_tables = true});
+          p.kind = move_kind(plan, proof.source_bound->element_bytes());
+          if (p.kind.rfind("transpose", 0) == 0) p.turn = transpose_turn(plan, proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
         }
       }
@@ -486,16 +504,25 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
     out.push_back(time_pattern({{"chunk_bytes", chunk}}, title,
                                [&](int threads) { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }, to, from, bytes, o));
   }
-  // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way.
+  // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way; out of
+  // token-fastest both streamed and staged (which is better depends on the CPU).
   const auto block_orders = orders_within_4_mib(bytes / bench::kTransposeBlockBytes, bench::kTransposeBlockBytes);
   const auto& from_order = block_orders.first;
   const auto& to_order = block_orders.second;
-  for (auto [direction, name] : {std::pair{bench::TransposeDirection::OutOfTokenFastest, "out of token-fastest"},
-                                 std::pair{bench::TransposeDirection::IntoTokenFastest, "into token-fastest"}})
-    out.push_back(time_pattern({{"transpose", name}, {"block_bytes", bench::kTransposeBlockBytes}},
-                               std::string("32 KiB blocks transposed ") + name + ", random within 4 MiB, both sides",
-                               [&, direction = direction](int threads) { bench::transpose_blocks(to, from, from_order, to_order, direction, threads); },
-                               to, from, bytes, o));
+  struct BlockTranspose {
+    bench::TransposeDirection direction;
+    bench::TransposeWay way;
+    const char* name;
+  };
+  for (const BlockTranspose& b : {BlockTranspose{bench::TransposeDirection::OutOfTokenFastest, bench::TransposeWay::Streamed, "out of token-fastest"},
+                                   BlockTranspose{bench::TransposeDirection::OutOfTokenFastest, bench::TransposeWay::Staged, "out of token-fastest"},
+                                   BlockTranspose{bench::TransposeDirection::IntoTokenFastest, bench::TransposeWay::Streamed, "into token-fastest"}}) {
+    const char* way = b.way == bench::TransposeWay::Staged ? "staged" : "streamed";
+    out.push_back(time_pattern({{"transpose", b.name}, {"way", way}, {"block_bytes", bench::kTransposeBlockBytes}},
+                               std::string("32 KiB blocks transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides",
+                               [&](int threads) { bench::transpose_blocks(to, from, from_order, to_order, b.direction, threads, b.way); }, to, from,
+                               bytes, o));
+  }
   // The element-by-element moves' pattern (element_scatter.hpp): rows of 2048 cells permuted, each way.
   std::vector<std::uint32_t> slots(bench::kScatterRowElements);
   std::iota(slots.begin(), slots.end(), 0u);
@@ -510,23 +537,32 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
   return out;
 }
 
-// The ceilings of the moves not replayed, per move kind (move_kind) and thread count: the better way of the
-// pattern each is held against (measure_patterns' rows), as a ratio to memcpy. The tile transposes against
-// the block transpose, the element-by-element moves against the element scatter. Transposes of gathered
-// rows have no pattern of their own (a bare loop of their gathered chunk, tried, was slower than the
-// kernels): they are held against the block transpose too, as the nearest easier pattern, the same
-// transposes of the same bytes with a block's 16 rows together on the token-major side and its 16-token
-// columns together on the other, where theirs gather each row apart or write columns a row's length
-// apart. Not a proof: a gathered-row kernel above it is listed apart (kNotACeiling) like any other.
+// The pattern a move not replayed is held against: its kind, and for a transpose that turns one way
+// (transpose_turn) that way, e.g. "transpose (out of token-fastest)".
+std::string ceiling_key(const std::string& kind, const std::string& turn) { return turn.empty() ? kind : kind + " (" + turn + ")"; }
+
+// The ceilings of the moves not replayed, per ceiling_key and thread count: the best row of the pattern
+// each is held against (measure_patterns' rows), as a ratio to memcpy. The tile transposes against the
+// block transpose: of their own direction where they turn one way, else the better direction. The
+// element-by-element moves against the element scatter's better direction. Transposes of gathered rows
+// have no pattern of their own (a bare loop of their gathered chunk, tried, was slower than the kernels):
+// they are held against the block transpose too, as the nearest easier pattern, the same transposes of the
+// same bytes with a block's 16 rows together on the token-major side and its 16-token columns together on
+// the other, where theirs gather each row apart or write columns a row's length apart. Not a proof: a
+// kernel above its pattern is listed apart (kNotACeiling) like any other.
 std::map<std::string, std::map<int, double>> pattern_ceilings(const spec::Json& patterns) {
   std::map<std::string, std::map<int, double>> out;
   for (const auto& row : patterns) {
-    std::vector<const char*> kinds;
-    if (row.contains("transpose")) kinds = {"transpose", "transpose, gathered rows"};
-    else if (row.contains("scatter")) kinds = {"element by element"};
-    for (const char* kind : kinds)
+    std::vector<std::string> keys;
+    if (row.contains("transpose")) {
+      for (const char* kind : {"transpose", "transpose, gathered rows"})
+        keys.insert(keys.end(), {kind, ceiling_key(kind, row["transpose"].get<std::string>())});
+    } else if (row.contains("scatter")) {
+      keys = {"element by element"};
+    }
+    for (const std::string& key : keys)
       for (const auto& [threads, t] : row["threads"].items()) {
-        double& best = out[kind][std::stoi(threads)];
+        double& best = out[key][std::stoi(threads)];
         best = std::max(best, t["ratio"].get<double>());
       }
   }
@@ -563,13 +599,14 @@ class RooflineTally {
       if (t.ratio >= 0.8) continue;
       Tally& tally = by_threads_[threads];
       const ReplayTiming* r = m.replayed && m.replayed->timings.count(threads) ? &m.replayed->timings.at(threads) : nullptr;
-      const auto ceiling = ceilings_.find(p.kind);
+      const std::string key = ceiling_key(p.kind, p.turn);
+      const auto ceiling = ceilings_.find(key);
       if (r != nullptr) {
         tally.kernel_of_replay.push_back(r->kernel_of_replay());
         if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
         else tally.kernel_bound.push_back(name);
       } else if (ceiling != ceilings_.end() && ceiling->second.count(threads)) {
-        Held& held = tally.held[p.kind];
+        Held& held = tally.held[key];
         const double of_pattern = t.ratio / ceiling->second.at(threads);
         held.kernel_of_pattern.push_back(of_pattern);
         if (of_pattern > kNotACeiling) held.above_pattern.push_back(name);
@@ -773,6 +810,7 @@ int run_sweep(const Options& o) {
     const auto& timings = timed[i].timings;
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
                       {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
+    if (!p.turn.empty()) row["turn"] = p.turn;
     if (p.same_as >= 0)
       row["same_kernel_as"] = pairs[static_cast<std::size_t>(p.same_as)].source + " -> " + pairs[static_cast<std::size_t>(p.same_as)].target;
     std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));

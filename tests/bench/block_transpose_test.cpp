@@ -57,16 +57,19 @@ std::size_t wrong_elements(const std::uint16_t* to, const std::uint16_t* from, c
 
 }  // namespace
 
-TEST_CASE("block transpose: every block lands transposed where its order says, both ways, one and two threads", "[bench][transpose]") {
+TEST_CASE("block transpose: every block lands transposed where its order says, both ways, streamed and staged, one and two threads",
+          "[bench][transpose]") {
   for (auto direction : {bench::TransposeDirection::OutOfTokenFastest, bench::TransposeDirection::IntoTokenFastest})
-    for (int threads : {1, 2}) {
-      INFO((direction == bench::TransposeDirection::OutOfTokenFastest ? "out of" : "into") << " token-fastest, " << threads << " threads");
-      Buffers b = random_move(5, static_cast<unsigned>(threads) * 17u + (direction == bench::TransposeDirection::IntoTokenFastest));
-      std::uint16_t* from = line_aligned(b.from);
-      std::uint16_t* to = line_aligned(b.to);
-      bench::transpose_blocks(reinterpret_cast<char*>(to), reinterpret_cast<const char*>(from), b.from_order, b.to_order, direction, threads);
-      CHECK(wrong_elements(to, from, b, direction) == 0);
-    }
+    for (auto way : {bench::TransposeWay::Streamed, bench::TransposeWay::Staged})
+      for (int threads : {1, 2}) {
+        INFO((direction == bench::TransposeDirection::OutOfTokenFastest ? "out of" : "into")
+             << " token-fastest, " << (way == bench::TransposeWay::Staged ? "staged" : "streamed") << ", " << threads << " threads");
+        Buffers b = random_move(5, static_cast<unsigned>(threads) * 17u + (direction == bench::TransposeDirection::IntoTokenFastest));
+        std::uint16_t* from = line_aligned(b.from);
+        std::uint16_t* to = line_aligned(b.to);
+        bench::transpose_blocks(reinterpret_cast<char*>(to), reinterpret_cast<const char*>(from), b.from_order, b.to_order, direction, threads, way);
+        CHECK(wrong_elements(to, from, b, direction) == 0);
+      }
 }
 
 TEST_CASE("block transpose: the check catches blocks copied without transposing (the control)", "[bench][transpose]") {
