@@ -570,7 +570,7 @@ template <int64_t BYTES>
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
 }
 
-// A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 2 KiB or 4 KiB) only
+// A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 1-4 KiB) only
 // where the call's CPU gains from them (kv_long_prefetches, set per call by kv_run_part). A tile's rows
 // (kv_prefetch) are prefetched on every CPU: the transposes compute between their loads and gain from them
 // where copies did not. Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, three runs, 1 / 2 threads:
@@ -1545,17 +1545,23 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 }
 
 // Whether a call prefetches long spans of its runs (kv_prefetch_run of kv_long_prefetch_bytes or more: a
-// run's first 2 KiB or 4 KiB; tiles prefetch theirs everywhere): not on AMD CPUs, nor where the environment says KVLAYOUT_PREFETCH=off (=on forces them; the
-// tests run the kernels both ways against the byte oracle). Shorter spans (a 256-byte run, a line of a
-// tile's rows) are prefetched everywhere. Measured on an Intel Xeon, where long spans pay (vllm-flash-nhd
-// -> sglang-mha 0.74x -> 0.91x of memcpy: see kv_prefetch's note); on an AMD EPYC (Zen 3, KVM), 256 MiB, one
-// process, two runs, 1 / 2 threads, with no prefetch at all: sglang-host-page-first-direct ->
-// sglang-host-page-first (2 KiB runs) 0.61-0.67x / 0.75-0.85x -> 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd ->
-// sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 / 0.89-0.93, vllm033-lbhnc -> vllm033-bhlnc (8 KiB runs)
-// 0.64-0.72 / 0.67-0.73 -> 0.76-0.87 / 1.00-1.03; but 256-byte runs lost (sglang-host-page-first ->
-// vllm033-blhnc 0.71-0.82 / 0.79 -> 0.39-0.51 / 0.49-0.70), so those keep theirs (1 KiB runs unmeasured:
-// prefetched, as before).
-constexpr int64_t kv_long_prefetch_bytes = 2048;
+// run's first 1-4 KiB; tiles prefetch theirs everywhere): not on AMD CPUs, nor where the environment says
+// KVLAYOUT_PREFETCH=off (=on forces them; the tests run the kernels both ways against the byte oracle).
+// Shorter spans (a 256-byte run, a line of a tile's rows) are prefetched everywhere. Measured on an Intel
+// Xeon, where long spans pay (vllm-flash-nhd -> sglang-mha 0.74x -> 0.91x of memcpy: see kv_prefetch's
+// note); on an AMD EPYC (Zen 3, KVM), 256 MiB, one process, two runs, 1 / 2 threads, with no prefetch at
+// all: sglang-host-page-first-direct -> sglang-host-page-first (2 KiB runs) 0.61-0.67x / 0.75-0.85x ->
+// 0.79-0.86x / 0.92-0.94x, vllm-flash-nhd -> sglang-mha 0.76-0.79 / 0.87-0.96 -> 0.85 / 0.89-0.93,
+// vllm033-lbhnc -> vllm033-bhlnc (8 KiB runs) 0.64-0.72 / 0.67-0.73 -> 0.76-0.87 / 1.00-1.03; but
+// 256-byte runs lost (sglang-host-page-first -> vllm033-blhnc 0.71-0.82 / 0.79 -> 0.39-0.51 / 0.49-0.70), so
+// those keep theirs. The threshold was 2 KiB until deepseek-v3's MLA rows (1152-byte runs) were measured
+// without their prefetch on the AMD, three runs each (medians, 1 / 2 threads): vllm-mla -> sglang-mla 0.71x
+// / 0.71x -> 0.75x / 0.86x, vllm033-mla-lbnhc -> sglang-mla 0.71 / 0.74 -> 0.74 / 0.79, two runs:
+// lmcache056-mla-layerwise -> sglang0523-host-mla-page-first 0.68-0.78 / 0.62-0.70 -> 0.79-0.93 /
+// 0.69-0.95, sglang0523-host-mla-page-first -> its -direct 0.79-0.89 / 0.92-0.93 -> 0.84-0.97 / 0.90-0.99;
+// lmcache-mla -> sglang-mla alone unchanged (0.83 / 0.84 -> 0.81 / 0.85). Runs of 512 bytes, unmeasured,
+// keep theirs.
+constexpr int64_t kv_long_prefetch_bytes = 1024;
 [[maybe_unused]] static inline bool kv_long_prefetches_wanted() {
   const char* forced = std::getenv("KVLAYOUT_PREFETCH");
   if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
