@@ -71,8 +71,8 @@ __attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const c
 // [1024][16] -> [16][1024] staged, as the kernels' staged boxes (emit/cpu.cpp's print_copy): the block is
 // transposed with ordinary stores into `stage` (it stays in the first-level cache), its pages in order,
 // while the block staged before it (`staged`, bound for `pending` unless that is null) is streamed out a
-// kilobyte per step. Measured on an AMD EPYC (Zen 3), 256 MiB, against memcpy, 1 / 2 threads: streamed
-// straight 0.37-0.46x / 0.54-0.80x, staged 0.62-0.67x / 0.95-1.10x.
+// kilobyte per step. Measured on an AMD EPYC (Zen 3, KVM), the sweep's pattern rows in two runs, 256 MiB,
+// against memcpy, 1 / 2 threads: streamed straight 0.37-0.39x / 0.45-0.47x, staged 0.59-0.64x / 0.54-0.76x.
 __attribute__((target("avx2"))) void out_of_token_fastest_staged_avx2(char* stage, const char* from, char* pending, const char* staged) {
   for (std::size_t g = 0; g < kBlockColumns / 32; ++g) {
     out_of_token_fastest_step<false>(stage, from, g);
