@@ -356,6 +356,27 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
   }
 }
 
+TEST_CASE("a tile's rows are prefetched on every CPU; only a run's long prefetch follows the CPU's policy", "[emit][plan]") {
+  auto code_of = [](const char* source, const char* target) {
+    spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+    auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
+    cache.params["num_tokens"] = 256;
+    return emit::emit_kernel(prove::prove(spec::load_layout(catalog.find_layout(source).string()),
+                                          spec::load_layout(catalog.find_layout(target).string()), cache),
+                             emit::EmitOptions{});
+  };
+  // FlashInfer's HND blocks into vLLM's legacy token-fastest V: each head's 4 KiB page is one tile,
+  // prefetched a block ahead whatever the CPU (measured on the AMD: see kv_prefetch_run's note).
+  const std::string tiles = code_of("flashinfer-hnd", "vllm-paged-legacy");
+  CHECK_THAT(tiles, Catch::Contains("kv_prefetch<4096>(pS + oS2 * 2 + source_next * 2);"));
+  CHECK_THAT(tiles, !Catch::Contains("kv_prefetch_run<4096>("));
+  // The control: vLLM's per-layer kv_cache into SGLang's page_first host pool copies 2 KiB runs, whose
+  // prefetch the policy may drop.
+  const std::string runs = code_of("vllm-flash-nhd", "sglang-host-page-first");
+  CHECK_THAT(runs, Catch::Contains("kv_prefetch_run<2048>("));
+  CHECK_THAT(runs, !Catch::Contains("kv_prefetch<2048>("));
+}
+
 TEST_CASE("a tile prefetches the source rows it reads, not the span between them", "[emit][plan]") {
   // SGLang's page_first host pool keeps all layers of a token together, so legacy V's 16-token tiles read
   // 16 rows of one head's 256 bytes, 64 KiB apart: one prefetched span would be 960 KiB per head.
