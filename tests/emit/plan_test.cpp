@@ -356,7 +356,7 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
   }
 }
 
-TEST_CASE("a tile's rows are prefetched on every CPU; only a run's long prefetch follows the CPU's policy", "[emit][plan]") {
+TEST_CASE("a tile's rows are prefetched on every CPU, and only a run's long prefetch follows the CPU's policy", "[emit][plan]") {
   auto code_of = [](const char* source, const char* target) {
     spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
     auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
