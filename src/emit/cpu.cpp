@@ -573,9 +573,11 @@ template <int64_t BYTES>
 // A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 1-4 KiB) only
 // where the call's CPU gains from them (kv_long_prefetches, set per call by kv_run_part). A tile's rows
 // (kv_prefetch) are prefetched on every CPU: the transposes compute between their loads and gain from them
-// where copies did not. Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, three runs, 1 / 2 threads:
-// flashinfer-hnd -> vllm-paged-legacy (each head's 4 KiB page prefetched a block ahead) 0.50-0.56x /
-// 0.55-0.64x of memcpy without, 0.56-0.59x / 0.72x with.
+// where copies did not. Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, each head's 4 KiB
+// page prefetched a block ahead into vllm-paged-legacy: from flashinfer-hnd (three runs) 0.50-0.56x /
+// 0.55-0.64x of memcpy without, 0.56-0.59x / 0.72x with; from trtllm-pool (two) 0.50-0.53 / 0.59-0.62 ->
+// 0.58 / 0.64-0.72; from vllm-flash-hnd (two) 0.51-0.56 / 0.67-0.75 -> 0.61-0.64 / 0.70-0.79. From
+// vllm033-bhlnc (a 7.75 KiB span over a head's rows in each layer) it made no difference.
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch_run(const char* p) {
   if (BYTES >= kv_long_prefetch_bytes && !kv_long_prefetches.load(std::memory_order_relaxed)) return;
