@@ -168,8 +168,9 @@ void split_memcpy(char* to, const char* from, std::size_t bytes, int threads) {
 
 // The access pattern's own ceiling: the same bytes copied in chunks of `chunk` bytes, taken in a random
 // order within each 4 MiB window on both sides (as random per-layer block tables place them). Each chunk
-// is streamed (AVX2 where the CPU has it) with the next one prefetched and no index arithmetic at all, so
-// a pair whose runs are such chunks should not expect to beat it.
+// is streamed (AVX2 where the CPU has it) with no index arithmetic at all, the chunks 16 KiB ahead
+// prefetched or not (`prefetch`), so a pair whose runs are such chunks should not expect to beat the
+// better of the two.
 // One chunk: 32-byte loads and streaming stores (AVX2, as the kernels' AVX2 variant copies).
 __attribute__((target("avx2"))) void stream_chunk_avx2(char* t, const char* f, std::size_t chunk) {
   for (std::size_t k = 0; k < chunk; k += 32)
@@ -177,7 +178,7 @@ __attribute__((target("avx2"))) void stream_chunk_avx2(char* t, const char* f, s
 }
 
 void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_t chunk, const std::vector<std::uint32_t>& from_order,
-                       const std::vector<std::uint32_t>& to_order, int threads) {
+                       const std::vector<std::uint32_t>& to_order, int threads, bool prefetch) {
   const std::size_t chunks = bytes / chunk;
   const bool avx2 = __builtin_cpu_supports("avx2");
   auto part = [&](int p) {
@@ -186,7 +187,7 @@ void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_
     const std::size_t ahead = std::max<std::size_t>(1, bench::kPrefetchAheadBytes / chunk);  // chunks
     for (std::size_t c = begin; c < end; ++c) {
       const char* f = from + from_order[c] * chunk;
-      if (c + ahead < end) bench::prefetch_span(from + from_order[c + ahead] * chunk, chunk);
+      if (prefetch && c + ahead < end) bench::prefetch_span(from + from_order[c + ahead] * chunk, chunk);
       char* t = to + to_order[c] * chunk;
       if (avx2) {
         stream_chunk_avx2(t, f, chunk);
@@ -499,10 +500,15 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
     const auto orders = orders_within_4_mib(bytes / chunk, chunk);
     const auto& from_order = orders.first;
     const auto& to_order = orders.second;
-    char title[96];
-    std::snprintf(title, sizeof title, "%6zu-byte chunks, random within 4 MiB, both sides", chunk);
-    out.push_back(time_pattern({{"chunk_bytes", chunk}}, title,
-                               [&](int threads) { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads); }, to, from, bytes, o));
+    // Prefetched and not: on an AMD EPYC the kernels' runs of 1 KiB or more gained from dropping their
+    // prefetch (emit/cpu.cpp's kv_long_prefetches_wanted), so the pattern is timed both ways.
+    for (bool prefetch : {true, false}) {
+      char title[112];
+      std::snprintf(title, sizeof title, "%6zu-byte chunks, random within 4 MiB, both sides, %s", chunk, prefetch ? "prefetched" : "not prefetched");
+      out.push_back(time_pattern({{"chunk_bytes", chunk}, {"prefetched", prefetch}}, title,
+                                 [&](int threads) { random_chunk_copy(to, from, bytes, chunk, from_order, to_order, threads, prefetch); }, to, from,
+                                 bytes, o));
+    }
   }
   // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way; out of
   // token-fastest both streamed and staged (which is better depends on the CPU).
