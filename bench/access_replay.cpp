@@ -1,6 +1,7 @@
 #include "access_replay.hpp"
 
 #include "parallel_parts.hpp"
+#include "stream_copy.hpp"
 
 #include <immintrin.h>
 
@@ -112,16 +113,6 @@ void tag_and_read(const std::function<void()>& move, const std::vector<Region>& 
   }
 }
 
-__attribute__((target("avx2"))) void stream_avx2(char* t, const char* f, std::size_t n) {
-  for (std::size_t k = 0; k < n; k += 32)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(t + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + k)));
-}
-
-void stream_sse2(char* t, const char* f, std::size_t n) {
-  for (std::size_t k = 0; k < n; k += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(t + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + k)));
-}
-
 }  // namespace
 
 std::vector<Run> observe_runs(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target,
@@ -154,14 +145,6 @@ std::vector<Run> in_source_order(std::vector<Run> runs) {
 
 namespace {
 
-// One contiguous copy with streaming stores where the target allows them.
-void stream_run(char* t, const char* f, std::size_t n, bool avx2) {
-  const auto aligned = reinterpret_cast<std::uintptr_t>(t);
-  if (avx2 && aligned % 32 == 0 && n % 32 == 0) stream_avx2(t, f, n);
-  else if (aligned % 16 == 0 && n % 16 == 0) stream_sse2(t, f, n);
-  else std::memcpy(t, f, n);
-}
-
 // Runs [begin, end) one after another, the next runs' first 4 KiB prefetched (longer runs are sequential,
 // and the hardware follows them) until kPrefetchAheadBytes of runs past the one being copied are on
 // their way.
@@ -175,7 +158,7 @@ void copy_one_stream(const std::vector<Run>& runs, std::size_t begin, std::size_
       ahead += n;
     }
     ahead -= std::size_t{runs[i].elements} * e;
-    stream_run(arena + std::size_t{runs[i].to} * e, arena + std::size_t{runs[i].from} * e, std::size_t{runs[i].elements} * e, avx2);
+    stream_copy(arena + std::size_t{runs[i].to} * e, arena + std::size_t{runs[i].from} * e, std::size_t{runs[i].elements} * e, avx2);
   }
 }
 
@@ -203,7 +186,7 @@ void copy_four_streams(const std::vector<Run>& runs, const std::vector<std::uint
       any = true;
       const Run& r = runs[c.run];
       const std::size_t n = std::size_t{r.elements} * e, piece = std::min(n - c.done, kPage);
-      stream_run(arena + std::size_t{r.to} * e + c.done, arena + std::size_t{r.from} * e + c.done, piece, avx2);
+      stream_copy(arena + std::size_t{r.to} * e + c.done, arena + std::size_t{r.from} * e + c.done, piece, avx2);
       c.done += piece;
       if (c.done == n) ++c.run, c.done = 0;
     }

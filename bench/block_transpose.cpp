@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include "parallel_parts.hpp"
+#include "stream_copy.hpp"
 
 namespace kvlayout::bench {
 
@@ -76,9 +77,7 @@ __attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const c
 __attribute__((target("avx2"))) void out_of_token_fastest_staged_avx2(char* stage, const char* from, char* pending, const char* staged) {
   for (std::size_t g = 0; g < kBlockColumns / 32; ++g) {
     out_of_token_fastest_step<false>(stage, from, g);
-    if (pending == nullptr) continue;
-    for (std::size_t k = 1024 * g; k < 1024 * (g + 1); k += 32)
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(pending + k), _mm256_load_si256(reinterpret_cast<const __m256i*>(staged + k)));
+    if (pending != nullptr) stream_copy_avx2(pending + 1024 * g, staged + 1024 * g, 1024);
   }
 }
 

@@ -5,18 +5,9 @@
 #include <cstring>
 
 #include "parallel_parts.hpp"
+#include "stream_copy.hpp"
 
 namespace kvlayout::bench {
-
-namespace {
-
-// A row of the buffer streamed out whole (16-byte streaming stores: SSE2 is every x86-64's).
-void stream_row(char* to, const char* row) {
-  for (std::size_t k = 0; k < kScatterRowBytes; k += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_load_si128(reinterpret_cast<const __m128i*>(row + k)));
-}
-
-}  // namespace
 
 void scatter_rows(char* to, const char* from, std::size_t rows, const std::vector<std::uint32_t>& slots, ScatterDirection direction, int threads) {
   auto part = [&](int p) {
@@ -30,7 +21,8 @@ void scatter_rows(char* to, const char* from, std::size_t rows, const std::vecto
         for (std::size_t t = 0; t < kScatterRowElements; ++t) built[slots[t]] = read[t];
       else
         for (std::size_t t = 0; t < kScatterRowElements; ++t) built[t] = read[slots[t]];
-      stream_row(to + r * kScatterRowBytes, reinterpret_cast<const char*>(built));
+      // The row built in the buffer, streamed out whole (16-byte streaming stores: SSE2 is every x86-64's).
+      stream_copy_sse2(to + r * kScatterRowBytes, reinterpret_cast<const char*>(built), kScatterRowBytes);
     }
     _mm_sfence();
   };

@@ -41,6 +41,7 @@
 #include "block_transpose.hpp"
 #include "element_scatter.hpp"
 #include "parallel_parts.hpp"
+#include "stream_copy.hpp"
 #include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
@@ -171,12 +172,6 @@ void split_memcpy(char* to, const char* from, std::size_t bytes, int threads) {
 // is streamed (AVX2 where the CPU has it) with no index arithmetic at all, the chunks 16 KiB ahead
 // prefetched or not (`prefetch`), so a pair whose runs are such chunks should not expect to beat the
 // better of the two.
-// One chunk: 32-byte loads and streaming stores (AVX2, as the kernels' AVX2 variant copies).
-__attribute__((target("avx2"))) void stream_chunk_avx2(char* t, const char* f, std::size_t chunk) {
-  for (std::size_t k = 0; k < chunk; k += 32)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(t + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + k)));
-}
-
 void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_t chunk, const std::vector<std::uint32_t>& from_order,
                        const std::vector<std::uint32_t>& to_order, int threads, bool prefetch) {
   const std::size_t chunks = bytes / chunk;
@@ -188,13 +183,7 @@ void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_
     for (std::size_t c = begin; c < end; ++c) {
       const char* f = from + from_order[c] * chunk;
       if (prefetch && c + ahead < end) bench::prefetch_span(from + from_order[c + ahead] * chunk, chunk);
-      char* t = to + to_order[c] * chunk;
-      if (avx2) {
-        stream_chunk_avx2(t, f, chunk);
-        continue;
-      }
-      for (std::size_t k = 0; k < chunk; k += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(t + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + k)));
+      bench::stream_copy(to + to_order[c] * chunk, f, chunk, avx2);
     }
     _mm_sfence();
   };
