@@ -5,6 +5,7 @@
 #include <cstring>
 #include "parallel_parts.hpp"
 #include "stream_copy.hpp"
+#include "transpose16.hpp"
 
 namespace kvlayout::bench {
 
@@ -12,33 +13,6 @@ namespace {
 
 constexpr std::size_t kRowBytes = kBlockColumns * 2;  // a token's row in the token-major block
 constexpr std::size_t kTokenBytes = kBlockTokens * 2;  // a column's 16 tokens in the token-fastest block
-
-// c[b] = column b (low lane) and b + 8 (high lane) of the two 8 x 8 tiles of 16-bit elements whose 8 rows
-// of 16 elements start `row` bytes apart.
-__attribute__((target("avx2"))) inline void transpose8x16(const char* from, std::size_t row, __m256i c[8]) {
-  __m256i r[8], t[8], u[8];
-  for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + a * row));
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) {
-      u[4 * i + 2 * j] = _mm256_unpacklo_epi32(t[4 * i + j], t[4 * i + j + 2]);
-      u[4 * i + 2 * j + 1] = _mm256_unpackhi_epi32(t[4 * i + j], t[4 * i + j + 2]);
-    }
-  for (int i = 0; i < 4; ++i) {
-    c[2 * i] = _mm256_unpacklo_epi64(u[i], u[i + 4]);
-    c[2 * i + 1] = _mm256_unpackhi_epi64(u[i], u[i + 4]);
-  }
-}
-
-// The low 128-bit lanes of a and b (half 0) or their high lanes (half 1). The lane selector of
-// _mm256_permute2x128_si256 must be a constant expression: GCC folds `half ? 0x31 : 0x20` after inlining,
-// clang does not, so each selector is written out.
-__attribute__((target("avx2"))) inline __m256i lane_half(__m256i a, __m256i b, int half) {
-  return half == 0 ? _mm256_permute2x128_si256(a, b, 0x20) : _mm256_permute2x128_si256(a, b, 0x31);
-}
 
 // Step g of a block out of token-fastest: columns 32 g .. 32 g + 31 (1 KiB of the source, on page g / 4)
 // transposed into 64 bytes of each of the 16 token rows of `to` (each token's 64 bytes one whole target
@@ -49,15 +23,7 @@ __attribute__((target("avx2"))) inline void out_of_token_fastest_step(char* to, 
   for (int q = 0; q < 4; ++q) transpose8x16(from + (32 * g + 8 * q) * kTokenBytes, kTokenBytes, c[q]);
   for (int b = 0; b < 8; ++b)
     for (int half = 0; half < 2; ++half) {  // token b (low lanes), then b + 8 (high lanes)
-      char* line = to + (b + 8 * half) * kRowBytes + 64 * g;
-      const __m256i low = lane_half(c[0][b], c[1][b], half), high = lane_half(c[2][b], c[3][b], half);
-      if (Stream) {
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(line), low);
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), high);
-      } else {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(line), low);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(line + 32), high);
-      }
+      put_line<Stream>(to + (b + 8 * half) * kRowBytes + 64 * g, lane_half(c[0][b], c[1][b], half), lane_half(c[2][b], c[3][b], half));
     }
 }
 

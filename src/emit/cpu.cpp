@@ -127,6 +127,26 @@ bool stage_gathered_chunks(const Cell& cell, int source_bytes) {
   return gathered_rows_dense(cell, true) && !read_gathered_rows_whole(cell, source_bytes);
 }
 
+// Whether a tile of gathered rows, whole lines on both sides, has a staged alternative the kernel takes
+// where the call's CPU gains from it (kv_staged_bursts, set per call by kv_run_part; see
+// kv_staged_bursts_wanted): where the rows are otherwise written a line per block, into each target row one
+// burst of kGatheredChunk elements from a stage. Gathered source rows read whole (read_gathered_rows_whole)
+// and dense: chunks staged as stage_gathered_chunks does, without the gather buffer. Dense gathered target
+// rows with strided source rows: chunks of kGatheredChunk source rows, each target row receiving one burst
+// per chunk (print_gathered_tile). Measured on an AMD EPYC (Zen 3, KVM; 256 MiB, 2048 tokens, runs
+// alternated, 1 / 2 threads): into llamacpp-vtrans, vllm-flash-nhd 0.42-0.46x / 0.44-0.55x of memcpy ->
+// 0.47-0.51x / 0.55-0.56x (its V alone, a third run each, 0.57-0.58 / 0.67-0.71 -> 0.76-0.77 / 0.91-0.94
+// over all the pair's bytes), sglang-mha 0.43-0.46 / 0.51-0.52 -> 0.53-0.58 / 0.62-0.64, lmcache056-t2d
+// 0.33-0.37 / 0.38-0.43 -> 0.38-0.43 / 0.43-0.49; with the gather buffer instead, vllm-flash-nhd 0.42-0.55
+// / 0.47-0.62. The bare loops agree (bench/row_transpose.hpp): straight 0.32-0.35x / 0.42-0.44x, staged
+// 0.45-0.47x / 0.56-0.58x, both directions.
+bool has_staged_bursts(const Cell& cell, int source_bytes) {
+  if (cell.tile_source_rows_gathered == cell.tile_target_rows_gathered) return false;
+  if (cell.tile_source_rows_gathered)
+    return read_gathered_rows_whole(cell, source_bytes) && gathered_rows_dense(cell, true) && cell.tile_target_extent >= kGatheredChunk;
+  return gathered_rows_dense(cell, false) && cell.tile_target_extent >= kGatheredChunk;
+}
+
 // The most bytes of gathered source rows a chunk copies whole before its bands read them (measured at
 // 256 rows of 2 KiB: with the stage, they stay in a 2 MiB second-level cache).
 constexpr std::int64_t kMostGatheredBytes = std::int64_t{512} << 10;
@@ -199,8 +219,119 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
            ";");
   };
   const std::string sb = std::to_string(source_bytes), tb = std::to_string(target_bytes);
+  // The staged chunks' stage (see staged_source_chunks and staged_target_chunks): 32 rows of one burst.
+  const std::int64_t stage_row = kGatheredChunk * target_bytes;
+  auto declare_stage = [&] {
+    w.line("alignas(64) char kv_stage[" + std::to_string(32 * stage_row) + "];");
+    w.line("char* kv_stage_rows[32];");
+    w.line("for (int k = 0; k < 32; ++k) kv_stage_rows[k] = kv_stage + k * " + std::to_string(stage_row) + ";");
+  };
+  // A whole chunk of `from_rows` (source rows across1 ..) by 32 target rows (down0 ..) transposed into the
+  // stage, then target row r (`to_row`) written one burst at across1.
+  auto stage_and_burst = [&](const std::string& from_rows, const std::string& to_row) {
+    w.line("for (int64_t across0 = 0; across0 < chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_stage_rows, across0 * " + tb + ", " +
+           from_rows + " + across0, down0 * " + sb + ", 32, 32, false);");
+    w.open("for (int64_t r = 0; r < 32; ++r)");
+    w.line("char* const burst = " + to_row + " + across1 * " + tb + ";");
+    w.line("if (stream && reinterpret_cast<uintptr_t>(burst) % 16 == 0) kv_stream_copy<" + std::to_string(stage_row) + ">(burst, kv_stage_rows[r]);");
+    w.line("else std::memcpy(burst, kv_stage_rows[r], " + std::to_string(stage_row) + ");");
+    w.close();
+  };
+  // Gathered source rows in chunks of kGatheredChunk, staged (stage_gathered_chunks), each chunk's rows first
+  // copied into a buffer where `with_gather` and gathered_chunk_bytes allow. Leaves its two loops open.
+  auto staged_source_chunks = [&](bool with_gather) {
+    // Outer: chunks of kGatheredChunk gathered source rows; per band of 32 strided target rows, the chunk's
+    // blocks are transposed into a stage on the stack (ordinary stores, it stays in L1) and each target row
+    // then receives one burst of kGatheredChunk elements. Written straight from the blocks, each target row
+    // got one 64-byte line per visit, 1024 rows a page apart, and those scattered writes bounded the move:
+    // measured on vllm-flash-nhd -> llamacpp-vtrans's V alone (2048 tokens, ratios over all the pair's
+    // bytes, one thread): the blocks' writes alone, nothing read, 0.63x streamed / 1.0x ordinary, against
+    // 2.6x for the same bytes in 512-byte bursts; V 0.52x (streamed lines) -> 0.70x (ordinary stores) ->
+    // 0.77-0.83x (staged 512-byte bursts); chunks of 128 / 512 / 1024 rows 0.59 / 0.74 / 0.70; prefetching
+    // the next chunk, row by row or line by line, changed nothing. A chunk with a slot no moved token holds
+    // (a null row) or a band the bound check cuts takes the blocks straight, with ordinary stores, so the
+    // stage never writes a byte the move does not own.
+    const std::int64_t chunk = kGatheredChunk;
+    declare_stage();
+    w.open("for (int64_t across1 = 0; across1 < kv_acrosses; across1 += " + std::to_string(chunk) + ")");
+    w.line("const int64_t chunk = kv_min(INT64_C(" + std::to_string(chunk) + "), kv_acrosses - across1);");
+    w.line("bool whole_chunk = chunk == " + std::to_string(chunk) + ";");
+    w.line("for (int64_t r = across1; r < across1 + chunk; ++r) whole_chunk = whole_chunk && kv_from_rows[static_cast<size_t>(r)] != nullptr;");
+    // A whole chunk's rows copied first into one buffer (gathered_chunk_bytes), each row whole, four rows
+    // a line at a time with the rows eight ahead prefetched: the bands then read them from cache. Read by
+    // the bands straight, each band took one line from each of the chunk's rows, 256 pages apart, more
+    // streams than the hardware follows. Measured on vllm-flash-nhd -> llamacpp-vtrans (256 MiB, one
+    // process, 1 / 2 threads, GiB/s): 5.4-5.7 -> 6.5-6.8 / 8.2-10.7 -> 12.6-12.9 gathered four rows at a
+    // time; with the prefetch 7.0-7.5 / 13.4-14.2 (four rows ahead 7.0 / 13.2-13.4, sixteen 7.1-7.3 /
+    // 13.6-14.0); two rows at a time 6.5 / 12.2-12.6, eight 7.0-7.1 / 13.2-13.9.
+    const std::int64_t gather = with_gather ? gathered_chunk_bytes(cell, source_bytes) : 0, row_bytes = down.extent * source_bytes;
+    std::string chunk_rows = "kv_from_rows.data() + across1";
+    if (gather > 0) {
+      w.line("const char* const* kv_chunk = kv_from_rows.data() + across1;");
+      w.line("const char* kv_gathered_rows[" + std::to_string(chunk) + "];");
+      w.open("if (whole_chunk)");
+      w.line("if (!kv_gather) kv_gather.reset(new char[" + std::to_string(gather) + "]);");
+      w.open("for (int64_t r = 0; r < " + i64(chunk) + "; r += 4)");
+      w.open("for (int64_t line = 0; line < " + i64(row_bytes) + "; line += 64)");
+      w.line("if (r + 8 < " + i64(chunk) + ") { KV_UNROLL for (int64_t k = 0; k < 4; ++k) kv_prefetch<64>(kv_chunk[r + 8 + k] + line); }");
+      w.line("KV_UNROLL for (int64_t k = 0; k < 4; ++k) std::memcpy(kv_gather.get() + (r + k) * " + i64(row_bytes) + " + line, kv_chunk[r + k] + line, 64);");
+      w.close();
+      w.close();
+      w.line("for (int64_t r = 0; r < " + i64(chunk) + "; ++r) kv_gathered_rows[r] = kv_gather.get() + r * " + i64(row_bytes) + ";");
+      w.line("kv_chunk = kv_gathered_rows;");
+      w.close();
+      chunk_rows = "kv_chunk";
+    }
+    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
+    strided_rows(true, "down0", "downs");
+    w.open("if (whole_chunk && downs == 32)");
+    stage_and_burst(chunk_rows, "kv_to[r]");
+    w.close();
+    w.open("else");
+    w.line("for (int64_t across0 = across1; across0 < across1 + chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb +
+           ", kv_from_rows.data() + across0, down0 * " + sb + ", kv_min(INT64_C(32), across1 + chunk - across0), downs, false);");
+    w.close();
+  };
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
+  // Dense gathered target rows, strided source rows (has_staged_bursts): outer, chunks of kGatheredChunk
+  // source rows; per 32 target rows, the chunk's blocks transposed into a stage on the stack (ordinary
+  // stores, it stays in L1), each target row then receiving one burst of the chunk's elements. Written
+  // straight, each target row got one 64-byte line per block. A chunk cut short (the extent or the bound
+  // check), or 32 target rows with a slot no moved token holds, takes the blocks straight, with ordinary
+  // stores, so the stage never writes a byte the move does not own. Leaves its two loops open.
+  auto staged_target_chunks = [&]() {
+    const std::int64_t chunk = kGatheredChunk;
+    declare_stage();
+    w.open("for (int64_t across1 = 0; across1 < " + i64(across.extent) + "; across1 += " + std::to_string(chunk) + ")");
+    w.line("const int64_t chunk = " + count_of(false, "across1", chunk) + ";");
+    w.line("if (chunk <= 0) break;");
+    w.line("const char* kv_chunk[" + std::to_string(chunk) + "] = {};");
+    w.line("for (int64_t r = 0; r < chunk; ++r) kv_chunk[r] = " + pointer_name(true) + " + (" + final_offset(cell, true) + " + (across1 + r) * " +
+           i64(source_row) + ") * " + sb + ";");
+    w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
+    w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
+    w.line("bool whole = chunk == " + std::to_string(chunk) + " && downs == 32;");
+    w.line("for (int64_t r = 0; whole && r < 32; ++r) whole = kv_to_rows[static_cast<size_t>(down0 + r)] != nullptr;");
+    w.open("if (whole)");
+    stage_and_burst("kv_chunk", "kv_to_rows[static_cast<size_t>(down0 + r)]");
+    w.close();
+    w.open("else");
+    w.line("for (int64_t across0 = 0; across0 < chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, (across1 + across0) * " +
+           tb + ", kv_chunk + across0, down0 * " + sb + ", kv_min(INT64_C(32), chunk - across0), downs, false);");
+    w.close();
+  };
+  // Where a staged alternative exists (has_staged_bursts), the call's CPU picks it or the straight blocks.
+  const bool alternative = has_staged_bursts(cell, source_bytes);
+  if (alternative) {
+    w.open("if (kv_staged_bursts.load(std::memory_order_relaxed))");
+    if (cell.tile_source_rows_gathered) staged_source_chunks(false);
+    else staged_target_chunks();
+    w.close();
+    w.close();
+    w.close();
+    w.open("else");
+  }
   if (cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false)) {
     // Sparse gathered target rows (see gathered_rows_dense): outer, 32 of them; inner, the source's strided
     // rows in bands of 32, so that each target row is written whole (its lines in a row) before the next,
@@ -238,65 +369,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
            ", acrosses, downs, stream);");
   } else if (stage_gathered_chunks(cell, source_bytes)) {
-    // Outer: chunks of kGatheredChunk gathered source rows; per band of 32 strided target rows, the chunk's
-    // blocks are transposed into a stage on the stack (ordinary stores, it stays in L1) and each target row
-    // then receives one burst of kGatheredChunk elements. Written straight from the blocks, each target row
-    // got one 64-byte line per visit, 1024 rows a page apart, and those scattered writes bounded the move:
-    // measured on vllm-flash-nhd -> llamacpp-vtrans's V alone (2048 tokens, ratios over all the pair's
-    // bytes, one thread): the blocks' writes alone, nothing read, 0.63x streamed / 1.0x ordinary, against
-    // 2.6x for the same bytes in 512-byte bursts; V 0.52x (streamed lines) -> 0.70x (ordinary stores) ->
-    // 0.77-0.83x (staged 512-byte bursts); chunks of 128 / 512 / 1024 rows 0.59 / 0.74 / 0.70; prefetching
-    // the next chunk, row by row or line by line, changed nothing. A chunk with a slot no moved token holds
-    // (a null row) or a band the bound check cuts takes the blocks straight, with ordinary stores, so the
-    // stage never writes a byte the move does not own.
-    const std::int64_t chunk = kGatheredChunk, stage_row = chunk * target_bytes;
-    w.line("alignas(64) char kv_stage[" + std::to_string(32 * stage_row) + "];");
-    w.line("char* kv_stage_rows[32];");
-    w.line("for (int k = 0; k < 32; ++k) kv_stage_rows[k] = kv_stage + k * " + std::to_string(stage_row) + ";");
-    w.open("for (int64_t across1 = 0; across1 < kv_acrosses; across1 += " + std::to_string(chunk) + ")");
-    w.line("const int64_t chunk = kv_min(INT64_C(" + std::to_string(chunk) + "), kv_acrosses - across1);");
-    w.line("bool whole_chunk = chunk == " + std::to_string(chunk) + ";");
-    w.line("for (int64_t r = across1; r < across1 + chunk; ++r) whole_chunk = whole_chunk && kv_from_rows[static_cast<size_t>(r)] != nullptr;");
-    // A whole chunk's rows copied first into one buffer (gathered_chunk_bytes), each row whole, four rows
-    // a line at a time with the rows eight ahead prefetched: the bands then read them from cache. Read by
-    // the bands straight, each band took one line from each of the chunk's rows, 256 pages apart, more
-    // streams than the hardware follows. Measured on vllm-flash-nhd -> llamacpp-vtrans (256 MiB, one
-    // process, 1 / 2 threads, GiB/s): 5.4-5.7 -> 6.5-6.8 / 8.2-10.7 -> 12.6-12.9 gathered four rows at a
-    // time; with the prefetch 7.0-7.5 / 13.4-14.2 (four rows ahead 7.0 / 13.2-13.4, sixteen 7.1-7.3 /
-    // 13.6-14.0); two rows at a time 6.5 / 12.2-12.6, eight 7.0-7.1 / 13.2-13.9.
-    const std::int64_t gather = gathered_chunk_bytes(cell, source_bytes), row_bytes = down.extent * source_bytes;
-    std::string chunk_rows = "kv_from_rows.data() + across1";
-    if (gather > 0) {
-      w.line("const char* const* kv_chunk = kv_from_rows.data() + across1;");
-      w.line("const char* kv_gathered_rows[" + std::to_string(chunk) + "];");
-      w.open("if (whole_chunk)");
-      w.line("if (!kv_gather) kv_gather.reset(new char[" + std::to_string(gather) + "]);");
-      w.open("for (int64_t r = 0; r < " + i64(chunk) + "; r += 4)");
-      w.open("for (int64_t line = 0; line < " + i64(row_bytes) + "; line += 64)");
-      w.line("if (r + 8 < " + i64(chunk) + ") { KV_UNROLL for (int64_t k = 0; k < 4; ++k) kv_prefetch<64>(kv_chunk[r + 8 + k] + line); }");
-      w.line("KV_UNROLL for (int64_t k = 0; k < 4; ++k) std::memcpy(kv_gather.get() + (r + k) * " + i64(row_bytes) + " + line, kv_chunk[r + k] + line, 64);");
-      w.close();
-      w.close();
-      w.line("for (int64_t r = 0; r < " + i64(chunk) + "; ++r) kv_gathered_rows[r] = kv_gather.get() + r * " + i64(row_bytes) + ";");
-      w.line("kv_chunk = kv_gathered_rows;");
-      w.close();
-      chunk_rows = "kv_chunk";
-    }
-    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
-    strided_rows(true, "down0", "downs");
-    w.open("if (whole_chunk && downs == 32)");
-    w.line("for (int64_t across0 = 0; across0 < chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_stage_rows, across0 * " + tb +
-           ", " + chunk_rows + " + across0, down0 * " + sb + ", 32, 32, false);");
-    w.open("for (int64_t r = 0; r < 32; ++r)");
-    w.line("char* const burst = kv_to[r] + across1 * " + tb + ";");
-    w.line("if (stream && reinterpret_cast<uintptr_t>(burst) % 16 == 0) kv_stream_copy<" + std::to_string(stage_row) + ">(burst, kv_stage_rows[r]);");
-    w.line("else std::memcpy(burst, kv_stage_rows[r], " + std::to_string(stage_row) + ");");
-    w.close();
-    w.close();
-    w.open("else");
-    w.line("for (int64_t across0 = across1; across0 < across1 + chunk; across0 += 32) kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb +
-           ", kv_from_rows.data() + across0, down0 * " + sb + ", kv_min(INT64_C(32), across1 + chunk - across0), downs, false);");
-    w.close();
+    staged_source_chunks(true);
   } else if (!read_gathered_rows_whole(cell, source_bytes)) {
     // Outer: 32 strided target rows; inner: the gathered source rows, the next block's prefetched.
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
@@ -333,6 +406,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   }
   w.close();
   w.close();
+  if (alternative) w.close();
 }
 
 // How much of a run of `bytes` a copy prefetches ahead: its first page at most. The rest is sequential,
@@ -1578,6 +1652,26 @@ constexpr int64_t kv_long_prefetch_bytes = 1024;
 // environment changes between calls).
 static std::atomic<bool> kv_long_prefetches{true};
 
+// Whether a call writes the target rows of gathered-row tiles that have a staged alternative (whole lines
+// on both sides, e.g. llama.cpp's transposed V, into it or out of it) in staged bursts of 256 elements
+// rather than a line per block: on AMD CPUs, or where the environment says KVLAYOUT_STAGE=on (=off forces
+// the lines; the tests run the kernels both ways against the byte oracle). Measured on an AMD EPYC: see
+// has_staged_bursts in kvlayout's emit/cpu.cpp. On an Intel Xeon the rows read whole and written a line
+// per block were the faster (into llamacpp-vtrans from vllm-flash-nhd 0.75x of memcpy against 0.64-0.68x
+// staged), so Intel keeps them.
+[[maybe_unused]] static inline bool kv_staged_bursts_wanted() {
+  const char* forced = std::getenv("KVLAYOUT_STAGE");
+  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
+  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+#if KV_X86_DISPATCH
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+// Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_staged_bursts{false};
+
 )";
 
 void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool avx2) {
@@ -1649,9 +1743,10 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
-  w.line("// The variant and the prefetch policy (kv_long_prefetches_wanted) this call runs with.");
+  w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
+  w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");
   w.line("#endif");

@@ -35,13 +35,16 @@ std::size_t pair_sample() {
   return 1;
 }
 
-ScopedIsa::ScopedIsa(const std::string& variant) {
+ScopedIsa::ScopedIsa(const std::string& variant) : ScopedIsa(variant, variant != "baseline") {}
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
+  setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
   unsetenv("KVLAYOUT_PREFETCH");
+  unsetenv("KVLAYOUT_STAGE");
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

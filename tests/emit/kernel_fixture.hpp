@@ -28,12 +28,14 @@ std::vector<std::string> isa_variants();
 std::size_t pair_sample();
 
 // Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call), and
-// its prefetch policy (KVLAYOUT_PREFETCH): on for the baseline, off for AVX2, so that every kernel runs
-// against the byte oracle both ways on any CPU (a prefetch changes no byte, but its address arithmetic is
-// emitted code too).
+// its per-CPU policies, so that every kernel runs against the byte oracle both ways on any CPU: the
+// prefetch policy (KVLAYOUT_PREFETCH) on for the baseline, off for AVX2 (a prefetch changes no byte, but its
+// address arithmetic is emitted code too); the staged bursts (KVLAYOUT_STAGE) off for the baseline, on for
+// AVX2, or as `staged` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);
+  ScopedIsa(const std::string& variant, bool staged);
   ~ScopedIsa();
   ScopedIsa(const ScopedIsa&) = delete;
   ScopedIsa& operator=(const ScopedIsa&) = delete;

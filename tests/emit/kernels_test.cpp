@@ -612,67 +612,91 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
   }
 }
 
-TEST_CASE("gathered source rows staged in chunks of 256 move exactly the oracle's bytes, and a burst written one element off or rows swapped are caught",
+TEST_CASE("gathered rows staged in chunks of 256, into llama.cpp's transposed V and out of it, move exactly the oracle's bytes, and a burst written one element off or rows swapped are caught",
           "[emit][kernels]") {
   // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
-  // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk). The
+  // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk): always
+  // where the rows are read in bands (HND sources), and as the staged alternative (has_staged_bursts) where
+  // the CPU picks it (KVLAYOUT_STAGE) for rows read whole (vllm-flash-nhd's). Moves out of it take chunks of
+  // 256 source rows (a head's dims, 512 channels here) per 32 gathered target rows as that alternative. The
   // other kernel tests move at most 67 tokens, so no chunk is whole there. Here 300 slots: the first chunk
-  // whole when all 300 tokens are moved (staged), the second cut (44 slots, straight blocks); with 37 tokens
-  // moved every chunk holds absent slots (straight blocks, whose bytes the oracle sees stay poison). A whole
-  // chunk's rows are first copied whole into a buffer (cpu.cpp, gathered_chunk_bytes). The controls: the
-  // same kernels with the burst written one element later, and with neighbouring rows swapped in the copy.
+  // of slots whole when all 300 tokens are moved (staged), the second cut (44 slots, straight blocks); with
+  // 37 tokens moved every chunk of slots holds absent slots (straight blocks, whose bytes the oracle sees
+  // stay poison). Where the rows are read in bands, a whole chunk's rows are first copied into a buffer
+  // (cpu.cpp, gathered_chunk_bytes). Every kernel runs with the alternative taken and not. The controls: the
+  // same kernels with the burst written one element later (run where the stage is taken), and with
+  // neighbouring rows swapped in the copy.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 128;  // a head's 16-token block a page: HND rows are read in bands, and staged
   cache.params["num_tokens"] = 300;
-  const auto target = spec::load_layout(catalog.find_layout("llamacpp-vtrans").string());
-  const auto T = enumerate::enumerate_layout(target, cache);
-  std::vector<std::string> sources, names;
-  std::vector<bool> gathered;
-  std::vector<enumerate::Enumerated> enumerated;
-  const std::string burst = "char* const burst = kv_to[r] + across1 * 2;";
+  struct Staged {
+    std::string name;
+    enumerate::Enumerated source, target;
+    bool gathered = false;     // a whole chunk's rows copied into a buffer first
+    bool alternative = false;  // staged only where the CPU picks it (KVLAYOUT_STAGE)
+  };
+  std::vector<std::string> sources;
+  std::vector<Staged> kernels;
+  const std::string into_burst = "char* const burst = kv_to[r] + across1 * 2;";
+  const std::string out_burst = "char* const burst = kv_to_rows[static_cast<size_t>(down0 + r)] + across1 * 2;";
   const std::string gather_row = "kv_chunk[r + k] + line, 64);";
-  for (const char* name : {"hf-dynamic", "trtllm-pool", "flashinfer-hnd", "vllm-flash-hnd", "dynamo-universal", "vllm-flash-nhd"}) {
-    auto source = spec::load_layout(catalog.find_layout(name).string());
+  const std::vector<std::pair<std::string, std::string>> moves = {
+      {"hf-dynamic", "llamacpp-vtrans"},     {"trtllm-pool", "llamacpp-vtrans"},      {"flashinfer-hnd", "llamacpp-vtrans"},
+      {"vllm-flash-hnd", "llamacpp-vtrans"}, {"dynamo-universal", "llamacpp-vtrans"}, {"vllm-flash-nhd", "llamacpp-vtrans"},
+      {"llamacpp-vtrans", "vllm-flash-nhd"}, {"llamacpp-vtrans", "sglang-mha"}};
+  for (const auto& [from, to] : moves) {
+    auto source = spec::load_layout(catalog.find_layout(from).string()), target = spec::load_layout(catalog.find_layout(to).string());
     prove::Proof p = prove::prove(source, target, cache);
     REQUIRE(emit::emittable(p.grade, false));
     emit::EmitOptions o;
-    o.name = std::string("chunked_") + std::to_string(names.size());
+    o.name = std::string("chunked_") + std::to_string(kernels.size());
     o.streaming_from_bytes = 0;
     std::string code = emit::emit_kernel(p, o);
-    if (code.find(burst) == std::string::npos) continue;  // this source's rows are read in bands, not whole
+    const std::string& burst = code.find(into_burst) != std::string::npos ? into_burst : out_burst;
+    if (code.find(burst) == std::string::npos) continue;  // this move has no whole chunk to stage
+    std::string off_by_one = burst;
+    off_by_one.replace(off_by_one.find("across1 * 2"), 11, "(across1 + 1) * 2");
     sources.push_back(code);
-    sources.push_back(broken_kernel(p, o, o.name + "_broken", burst, "char* const burst = kv_to[r] + (across1 + 1) * 2;"));
-    names.push_back(o.name);
-    gathered.push_back(code.find(gather_row) != std::string::npos);
-    if (gathered.back()) sources.push_back(broken_kernel(p, o, o.name + "_swapped", gather_row, "kv_chunk[r + (k ^ 1)] + line, 64);"));
-    enumerated.push_back(enumerate::enumerate_layout(source, cache));
+    sources.push_back(broken_kernel(p, o, o.name + "_broken", burst, off_by_one));
+    Staged k{o.name, enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
+    k.gathered = code.find(gather_row) != std::string::npos;
+    k.alternative = code.find("if (kv_staged_bursts.load(std::memory_order_relaxed))") != std::string::npos;
+    if (k.gathered) sources.push_back(broken_kernel(p, o, o.name + "_swapped", gather_row, "kv_chunk[r + (k ^ 1)] + line, 64);"));
+    INFO(from << " -> " << to);
+    CHECK((k.alternative != k.gathered));  // HND rows staged with the buffer everywhere; the others where the CPU picks it
+    kernels.push_back(std::move(k));
   }
-  // Rows read in bands are staged; vllm-flash-nhd's (a token's heads and dims, read whole) are not (see
-  // stage_gathered_chunks in emit/cpu.cpp).
-  REQUIRE(names.size() >= 4);
-  CHECK(std::count(gathered.begin(), gathered.end(), true) >= 4);
+  // The HND sources staged everywhere with the buffer; vllm-flash-nhd's rows (read whole) and both moves out
+  // as the alternative (see has_staged_bursts in emit/cpu.cpp).
+  REQUIRE(kernels.size() >= 6);
+  CHECK(std::count_if(kernels.begin(), kernels.end(), [](const Staged& k) { return k.gathered; }) >= 4);
+  CHECK(std::count_if(kernels.begin(), kernels.end(), [](const Staged& k) { return k.alternative; }) >= 3);
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
-  for (std::size_t c = 0; c < names.size(); ++c) {
-    INFO(enumerated[c].layout->name << " -> llamacpp-vtrans");
+  for (const Staged& c : kernels) {
+    INFO(c.source.layout->name << " -> " << c.target.layout->name);
     for (const std::string& variant : test::isa_variants()) {
-      test::ScopedIsa isa(variant);
-      for (std::size_t k = 0; k < 3; ++k) {
-        for (std::int64_t n : {std::int64_t{300}, std::int64_t{37}}) {
-          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-          test::KernelRun run = test::run_against_oracle(library.find(names[c]), enumerated[c], T, k, n, k == 1 ? 3 : 1);
-          CHECK(run.code == 0);
-          CHECK(run.wrong_bytes == 0);
-          CHECK(run.moved > 0);
-          if (n != 300) continue;  // with 37 tokens no chunk is whole: the broken burst is never written
-          test::KernelRun broken = test::run_against_oracle(library.find(names[c] + "_broken"), enumerated[c], T, k, n, 1);
-          CHECK(broken.code == 0);
-          CHECK(broken.wrong_bytes > 0);
-          if (!gathered[c]) continue;
-          test::KernelRun swapped = test::run_against_oracle(library.find(names[c] + "_swapped"), enumerated[c], T, k, n, 1);
-          CHECK(swapped.code == 0);
-          CHECK(swapped.wrong_bytes > 0);
+      for (bool staged : {false, true}) {
+        test::ScopedIsa isa(variant, staged);
+        for (std::size_t k = 0; k < 3; ++k) {
+          for (std::int64_t n : {std::int64_t{300}, std::int64_t{37}}) {
+            INFO(variant << " variant, staged bursts " << (staged ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+            test::KernelRun run = test::run_against_oracle(library.find(c.name), c.source, c.target, k, n, k == 1 ? 3 : 1);
+            CHECK(run.code == 0);
+            CHECK(run.wrong_bytes == 0);
+            CHECK(run.moved > 0);
+            // With 37 tokens no chunk of slots is whole: the broken burst is never written; an alternative
+            // not taken writes none.
+            if (n != 300 || (c.alternative && !staged)) continue;
+            test::KernelRun broken = test::run_against_oracle(library.find(c.name + "_broken"), c.source, c.target, k, n, 1);
+            CHECK(broken.code == 0);
+            CHECK(broken.wrong_bytes > 0);
+            if (!c.gathered) continue;
+            test::KernelRun swapped = test::run_against_oracle(library.find(c.name + "_swapped"), c.source, c.target, k, n, 1);
+            CHECK(swapped.code == 0);
+            CHECK(swapped.wrong_bytes > 0);
+          }
         }
       }
     }

@@ -448,28 +448,37 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
-TEST_CASE("gathered source rows read whole are not staged, and dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
+TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, and dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
     return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
   };
   const std::string band = "kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * 2);";
   const std::string stage = "kv_stream_copy<512>(burst, kv_stage_rows[r]);";
-  SECTION("vLLM's NHD rows (a token's heads and dims, 2 KiB, abutting in a block): read whole, no stage, band by band") {
+  const std::string alternative = "if (kv_staged_bursts.load(std::memory_order_relaxed))";
+  SECTION("vLLM's NHD rows (a token's heads and dims, 2 KiB, abutting in a block): read whole, band by band, or staged where the CPU picks it") {
     const std::string code = code_of("vllm-flash-nhd");
     CHECK_THAT(code, Catch::Contains(band));
-    CHECK_THAT(code, !Catch::Contains(stage));
     CHECK_THAT(code, !Catch::Contains("kv_prefetch<2048>(kv_from_rows[static_cast<size_t>(r)]);"));
+    // The stage only inside the alternative, and without the gather buffer.
+    const std::size_t branch = code.find(alternative);
+    REQUIRE(branch != std::string::npos);
+    CHECK(code.find(stage) > branch);
+    CHECK(code.find(stage, code.find(stage) + 1) > code.find(alternative, branch + 1));  // one per variant, each in its branch
+    CHECK_THAT(code, !Catch::Contains("kv_gather.reset("));
   }
-  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the next 32 rows whole") {
+  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the next 32 rows whole, never staged") {
     const std::string code = code_of("vllm-packed-nhd");
     CHECK_THAT(code, Catch::Contains("kv_prefetch<256>(kv_from_rows[static_cast<size_t>(r)]);"));
     CHECK_THAT(code, !Catch::Contains(band));
+    CHECK_THAT(code, !Catch::Contains(alternative));
+    CHECK_THAT(code, !Catch::Contains(stage));
   }
-  SECTION("the control: HF's rows (one head's dims, heads outer) are read in bands, and staged") {
+  SECTION("the control: HF's rows (one head's dims, heads outer) are read in bands, and staged on every CPU") {
     const std::string code = code_of("hf-dynamic");
     CHECK_THAT(code, Catch::Contains(stage));
     CHECK_THAT(code, !Catch::Contains(band));
+    CHECK_THAT(code, !Catch::Contains(alternative));
   }
 }
 

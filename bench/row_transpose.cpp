@@ -1,0 +1,94 @@
+#include "row_transpose.hpp"
+
+#include <immintrin.h>
+
+#include <cstring>
+#include "parallel_parts.hpp"
+#include "stream_copy.hpp"
+#include "transpose16.hpp"
+
+namespace kvlayout::bench {
+
+namespace {
+
+constexpr std::size_t kTokenRowBytes = kChannels * 2, kChannelRowBytes = kContextTokens * 2;
+constexpr std::size_t kBand = 256;  // the staged way's rows per band: 512-byte bursts, a 16 KiB stage
+
+// One layer's rows: its 2048 token rows (in their pages) and its 1024 channel rows.
+struct LayerRows {
+  std::vector<char*> token, channel;
+};
+
+// Into channel rows, straight: 32 token rows at a time, read whole in 32 x 32 blocks, each channel row
+// receiving one streamed line per block; the next 32 token rows prefetched a line at a time beside the
+// blocks (the kernels' read_gathered_rows_whole with dense rows).
+__attribute__((target("avx2"))) void into_channel_rows_straight(const LayerRows& rows) {
+  for (std::size_t t0 = 0; t0 < kContextTokens; t0 += 32)
+    for (std::size_t c0 = 0; c0 < kChannels; c0 += 32) {
+      if (t0 + 32 < kContextTokens)
+        for (std::size_t r = t0 + 32; r < t0 + 64; ++r) __builtin_prefetch(rows.token[r] + c0 * 2, 0, 1);
+      transpose_rows32<true>(rows.channel.data() + c0, t0 * 2, rows.token.data() + t0, c0 * 2);
+    }
+}
+
+// Out of channel rows, straight: 32 channel rows at a time over all the tokens, each token row receiving
+// one streamed line per block; the channel rows' next line prefetched (the kernels' gathered target rows).
+__attribute__((target("avx2"))) void out_of_channel_rows_straight(const LayerRows& rows) {
+  for (std::size_t c0 = 0; c0 < kChannels; c0 += 32)
+    for (std::size_t t0 = 0; t0 < kContextTokens; t0 += 32) {
+      if (t0 + 32 < kContextTokens)
+        for (std::size_t r = c0; r < c0 + 32; ++r) __builtin_prefetch(rows.channel[r] + (t0 + 32) * 2, 0, 1);
+      transpose_rows32<true>(rows.token.data() + t0, c0 * 2, rows.channel.data() + c0, t0 * 2);
+    }
+}
+
+// Staged, either way: per band of kBand rows read (`from`, along `across` bytes of each) and per 32 rows
+// written (`to`, 64 bytes of the band's at a time), the band's 8 blocks transposed into the stage, then
+// each target row written one burst of kBand elements. `read` and `written` are the two sides' row counts.
+__attribute__((target("avx2"))) void staged(char* const* to, std::size_t written, const char* const* from, std::size_t read) {
+  alignas(64) char stage[32 * kBand * 2];
+  char* stage_rows[32];
+  for (int b = 0; b < 32; ++b) stage_rows[b] = stage + b * kBand * 2;
+  for (std::size_t band = 0; band < read; band += kBand)
+    for (std::size_t w0 = 0; w0 < written; w0 += 32) {
+      for (std::size_t a = 0; a < kBand; a += 32) transpose_rows32<false>(stage_rows, a * 2, from + band + a, w0 * 2);
+      for (int b = 0; b < 32; ++b) stream_copy_avx2(to[w0 + b] + band * 2, stage_rows[b], kBand * 2);
+    }
+}
+
+void layer_portable(const LayerRows& rows, RowTransposeDirection direction) {
+  for (std::size_t t = 0; t < kContextTokens; ++t)
+    for (std::size_t c = 0; c < kChannels; ++c) {
+      if (direction == RowTransposeDirection::IntoChannelRows) std::memcpy(rows.channel[c] + t * 2, rows.token[t] + c * 2, 2);
+      else std::memcpy(rows.token[t] + c * 2, rows.channel[c] + t * 2, 2);
+    }
+}
+
+}  // namespace
+
+void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, RowTransposeDirection direction, int threads,
+                    RowTransposeWay way) {
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  const bool into = direction == RowTransposeDirection::IntoChannelRows;
+  char* const paged = into ? const_cast<char*>(from) : to;  // read only where it is the source
+  char* const channels = into ? to : const_cast<char*>(from);
+  const std::size_t layers = paged_order.size() / kPagesPerLayer;
+  auto part = [&](int p) {
+    LayerRows rows{std::vector<char*>(kContextTokens), std::vector<char*>(kChannels)};
+    for (std::size_t l = layers * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
+         l < layers * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads); ++l) {
+      for (std::size_t t = 0; t < kContextTokens; ++t)
+        rows.token[t] = paged + std::size_t{paged_order[l * kPagesPerLayer + t / kPageTokens]} * kPageBytes + (t % kPageTokens) * kTokenRowBytes;
+      for (std::size_t c = 0; c < kChannels; ++c) rows.channel[c] = channels + l * kChannelRowsLayerBytes + c * kChannelRowBytes;
+      if (!avx2) layer_portable(rows, direction);
+      else if (way == RowTransposeWay::Staged && into) staged(rows.channel.data(), kChannels, rows.token.data(), kContextTokens);
+      else if (way == RowTransposeWay::Staged) staged(rows.token.data(), kContextTokens, rows.channel.data(), kChannels);
+      else if (into) into_channel_rows_straight(rows);
+      else out_of_channel_rows_straight(rows);
+    }
+    _mm_sfence();
+  };
+  run_parts(threads, part);
+}
+
+}  // namespace kvlayout::bench

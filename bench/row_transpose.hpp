@@ -1,0 +1,42 @@
+#pragma once
+// The gathered-row transposing pattern's own bandwidth: llama.cpp's transposed value cache (a layer's V as
+// [head x dim channels][context tokens], rows of 4 KiB at 2048 tokens) moved from or into a paged
+// token-major cache (pages of 16 tokens x 1024 channels, 32 KiB, placed by a random block table), by a bare
+// loop: no index arithmetic past the rows', streaming stores. The sweep's 74 transposes of llama.cpp's V
+// are this move with each source's own lookups (kvlayout_bench_sweep measures it beside memcpy and holds
+// them against it: RooflineTally in relayout_sweep.cpp). Like the block transpose (block_transpose.hpp),
+// it is the best bare code at hand, not a proof of a ceiling.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kvlayout::bench {
+
+// llama-3.1-8b's V per layer at 2048 tokens: 8 heads x 128 dims of 2-byte elements per token.
+constexpr std::size_t kContextTokens = 2048, kChannels = 1024, kPageTokens = 16;
+constexpr std::size_t kPageBytes = kPageTokens * kChannels * 2;                // 32 KiB
+constexpr std::size_t kChannelRowsLayerBytes = kChannels * kContextTokens * 2;  // 4 MiB
+constexpr std::size_t kPagesPerLayer = kContextTokens / kPageTokens;
+
+enum class RowTransposeDirection {
+  IntoChannelRows,  // the paged token rows (gathered) into [1024 channels][2048 tokens]
+  OutOfChannelRows, // [1024 channels][2048 tokens] into the paged token rows
+};
+
+// How the 32 x 32 blocks' lines are written. Straight: as the kernels do now (emit/cpu.cpp's
+// print_gathered_tile), each target row receiving one 64-byte line per block, streamed; into channel rows
+// 32 token rows at a time read whole, the next 32 prefetched a line at a time, out of them 32 channel rows
+// at a time over all the tokens. Staged: bands of 256 rows on the side read, each band's blocks transposed
+// into a 16 KiB stage in the first-level cache and each of the 32 target rows then written one 512-byte
+// burst. Which is better depends on the CPU (bench/README.md).
+enum class RowTransposeWay { Straight, Staged };
+
+// Layer l (of `paged_order.size() / kPagesPerLayer`) moves between the channel rows at
+// l x kChannelRowsLayerBytes of its side and the pages paged_order[l x kPagesPerLayer + k] (its tokens
+// 16 k .. 16 k + 15) of the paged side; `to` is the channel rows or the pages by `direction`. The layers are
+// split evenly across `threads`. AVX2 where the CPU has it, element by element otherwise.
+// @pre to and from 64-byte aligned; paged_order's size a multiple of kPagesPerLayer, its entries in range.
+void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, RowTransposeDirection direction, int threads,
+                    RowTransposeWay way);
+
+}  // namespace kvlayout::bench
