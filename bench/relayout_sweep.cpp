@@ -270,19 +270,22 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
   return turns.size() == 1 ? *turns.begin() : "";
 }
 
-// The share of a plan's moved elements in the cells of its kind (move_kind) that a pattern models: the
-// transposed cells (tiles) of a transpose, the one-element runs of an element-by-element move; each cell
-// counted at full capacity (every mode's whole extent). The roofline holds that share against the pattern
-// and the rest, runs, against memcpy (RooflineTally): a pair whose K is copied in runs and whose V is
-// transposed (llama.cpp's) moves half its bytes at the runs' pace.
-double pattern_share(const emit::Plan& plan, const std::string& kind, std::int64_t element_bytes) {
+// The share of a plan's moved elements that the roofline holds against its kind's pattern: every cell but
+// those copied in runs of 2 KiB or more, each cell counted at full capacity (every mode's whole extent).
+// The roofline holds the rest against memcpy (RooflineTally): a pair whose K is copied in 2 KiB runs and
+// whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes at the runs' pace. Shorter
+// runs stay with the pattern, as if no faster than it (the legacy key cache's 16-byte packs beside its
+// value tiles; an HND source's 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern
+// reads about the row transpose's ratio): held at memcpy instead, every legacy pair's ceiling would be one
+// its 16-byte runs cannot approach.
+double pattern_share(const emit::Plan& plan, std::int64_t element_bytes) {
   double all = 0, modelled = 0;
   for (const emit::Cell& c : plan.cells) {
     double elements = 1;
     for (const emit::Mode& m : c.modes) elements *= static_cast<double>(m.extent);
     all += elements;
-    const bool tile = c.tile_target_contiguous >= 0;
-    if (kind.rfind("transpose", 0) == 0 ? tile : !tile && c.run_elements * element_bytes <= element_bytes) modelled += elements;
+    const bool long_runs = c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048;
+    if (!long_runs) modelled += elements;
   }
   return all > 0 ? modelled / all : 0;
 }
@@ -334,7 +337,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
           const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::PlanOptions{.invert_tables = true});
           p.kind = move_kind(plan, proof.source_bound->element_bytes());
           if (p.kind.rfind("transpose", 0) == 0) p.turn = transpose_turn(plan, proof.source_bound->element_bytes());
-          p.pattern_share = pattern_share(plan, p.kind, proof.source_bound->element_bytes());
+          p.pattern_share = pattern_share(plan, proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
         }
       }
@@ -623,8 +626,8 @@ spec::Json replay_json(const Replayed& r) {
 // --roofline's verdict on the sweep pairs under 0.8x memcpy, per thread count. A pair of runs is bound by
 // where its bytes lie when its own runs replayed are under 0.8x too and the kernel is within 0.9x of that
 // replay, else by the kernel (listed). A transpose or an element-by-element move is held likewise against
-// its ceiling: its kind's pattern (pattern_ceilings) for the share of its elements the pattern models and
-// memcpy for the rest (pattern_share; memcpy is the strict side: the runs may be slower); bound by it when
+// its ceiling: its kind's pattern (pattern_ceilings) for the share of its elements pattern_share gives it
+// and memcpy for the rest (runs of 2 KiB or more); bound by it when
 // that ceiling is under 0.8x and the kernel within 0.9x of it (and not above it by kNotACeiling: then the
 // pattern is no ceiling, listed apart); a ceiling under 0.8x is the measured reason that pair cannot reach
 // 0.8x, whatever the kernel's distance from it. A move of none of those kinds is counted not_replayed.
@@ -679,7 +682,7 @@ class RooflineTally {
                            {"above_pattern", held.above_pattern},
                            {"kernel_of_pattern_min", w.front()},
                            {"kernel_of_pattern_median", median(w)}};
-        std::printf("roofline %dT: %zu %s under 0.8x against their pattern (%.2fx of memcpy; with their runs at memcpy, ceilings median %.2f), "
+        std::printf("roofline %dT: %zu %s under 0.8x against their pattern (%.2fx of memcpy; with their runs of 2 KiB or more at memcpy, ceilings median %.2f), "
                     "kernel/ceiling min %.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel within 0.9x of it), %zu by the kernel, "
                     "%zu above it (no ceiling)\n",
                     threads, w.size(), kind.c_str(), ceiling, median(c), w.front(), median(w), held.bound_by_pattern, held.kernel_bound.size(),

@@ -1620,6 +1620,21 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 #endif
 }
 
+// A choice that measured differently on Intel and AMD CPUs: `on_amd` on AMD, `elsewhere` on any other CPU
+// (and off x86), unless the environment's `name` says on or off (the tests run the kernels both ways
+// against the byte oracle). Each choice below says what was measured.
+[[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool on_amd, bool elsewhere) {
+  const char* forced = std::getenv(name);
+  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
+  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+#if KV_X86_DISPATCH
+  return __builtin_cpu_is("amd") ? on_amd : elsewhere;
+#else
+  (void)on_amd;
+  return elsewhere;
+#endif
+}
+
 // Whether a call prefetches long spans of its runs (kv_prefetch_run of kv_long_prefetch_bytes or more: a
 // run's first 1-4 KiB; tiles prefetch theirs everywhere): not on AMD CPUs, nor where the environment says
 // KVLAYOUT_PREFETCH=off (=on forces them; the tests run the kernels both ways against the byte oracle).
@@ -1638,16 +1653,7 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 // lmcache-mla -> sglang-mla alone unchanged (0.83 / 0.84 -> 0.81 / 0.85). Runs of 512 bytes, unmeasured,
 // keep theirs.
 constexpr int64_t kv_long_prefetch_bytes = 1024;
-[[maybe_unused]] static inline bool kv_long_prefetches_wanted() {
-  const char* forced = std::getenv("KVLAYOUT_PREFETCH");
-  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
-  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
-#if KV_X86_DISPATCH
-  return !__builtin_cpu_is("amd");
-#else
-  return true;
-#endif
-}
+[[maybe_unused]] static inline bool kv_long_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_PREFETCH", false, true); }
 // Read by every long prefetch; written by each call before its threads start (the same value unless the
 // environment changes between calls).
 static std::atomic<bool> kv_long_prefetches{true};
@@ -1659,16 +1665,7 @@ static std::atomic<bool> kv_long_prefetches{true};
 // has_staged_bursts in kvlayout's emit/cpu.cpp. On an Intel Xeon the rows read whole and written a line
 // per block were the faster (into llamacpp-vtrans from vllm-flash-nhd 0.75x of memcpy against 0.64-0.68x
 // staged), so Intel keeps them.
-[[maybe_unused]] static inline bool kv_staged_bursts_wanted() {
-  const char* forced = std::getenv("KVLAYOUT_STAGE");
-  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
-  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
-#if KV_X86_DISPATCH
-  return __builtin_cpu_is("amd");
-#else
-  return false;
-#endif
-}
+[[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false); }
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};
 
