@@ -63,7 +63,10 @@ struct Options {
   std::string filter, json, workdir = "/tmp/kvlayout-sweep";
   std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
   bool hugepages = false;
-  bool isa_ab = false;          // --isa-ab: also time each kernel's baseline (SSE2) variant, interleaved
+  // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
+  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE), interleaved; --isa-ab is
+  // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
+  std::string ab_name, ab_value;
   bool headline_only = false;  // --headline-only: the six headline pairs alone
   // --roofline: every pair of runs under 0.8x memcpy at some thread count is timed again against its own
   // access pattern replayed (access_replay.hpp), interleaved with the kernel and memcpy.
@@ -207,7 +210,7 @@ struct Pair {
 
 struct Timing {
   double kernel_gibs = 0, memcpy_gibs = 0, ratio = 0;
-  double baseline_ratio = 0;  // with --isa-ab: the baseline variant's bandwidth over memcpy's
+  double ab_ratio = 0;  // with --ab: the kernel's bandwidth with the environment set, over memcpy's
 };
 
 // With --roofline: the kernel against its own runs replayed in target and in source order, each in one
@@ -433,7 +436,7 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
   const std::size_t bytes = static_cast<std::size_t>(held_bytes(sb));
   char* const from = arena.take(bytes);
   char* const to = arena.take(bytes);
-  std::map<int, std::vector<double>> kernel_s, memcpy_s, baseline_s;
+  std::map<int, std::vector<double>> kernel_s, memcpy_s, ab_s;
   int failed = 0;
   auto run_kernel = [&](int threads) {
     failed |= kernel(s.bases.data(), t.bases.data(), s.table_bases.data(), t.table_bases.data(), p.tokens, threads);
@@ -444,10 +447,13 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
       auto k = [&] { kernel_s[threads].push_back(seconds_of([&] { run_kernel(threads); })); };
       auto m = [&] { memcpy_s[threads].push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); })); };
       auto b = [&] {
-        if (!o.isa_ab) return;
-        setenv("KVLAYOUT_ISA", "baseline", 1);  // read by the kernel at each call
-        baseline_s[threads].push_back(seconds_of([&] { run_kernel(threads); }));
-        unsetenv("KVLAYOUT_ISA");
+        if (o.ab_name.empty()) return;
+        const char* before = std::getenv(o.ab_name.c_str());
+        const std::string kept = before != nullptr ? before : "";
+        setenv(o.ab_name.c_str(), o.ab_value.c_str(), 1);  // read by the kernel at each call
+        ab_s[threads].push_back(seconds_of([&] { run_kernel(threads); }));
+        if (before != nullptr) setenv(o.ab_name.c_str(), kept.c_str(), 1);
+        else unsetenv(o.ab_name.c_str());
       };
       if (r % 2 == 0) k(), m(), b();
       else b(), m(), k();
@@ -460,7 +466,7 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
     timing.kernel_gibs = gib / median(kernel_s[threads]);
     timing.memcpy_gibs = gib / median(memcpy_s[threads]);
     timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
-    if (o.isa_ab) timing.baseline_ratio = median(memcpy_s[threads]) / median(baseline_s[threads]);
+    if (!o.ab_name.empty()) timing.ab_ratio = median(memcpy_s[threads]) / median(ab_s[threads]);
     out.timings[threads] = timing;
   }
   const bool under = std::any_of(out.timings.begin(), out.timings.end(), [](const auto& t) { return t.second.ratio < 0.8; });
@@ -756,7 +762,16 @@ Options parse(int argc, char** argv) {
     else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--hugepages") o.hugepages = true;
     else if (a == "--source") o.replacement = next();
-    else if (a == "--isa-ab") o.isa_ab = true;
+    else if (a == "--isa-ab") o.ab_name = "KVLAYOUT_ISA", o.ab_value = "baseline";
+    else if (a == "--ab") {
+      const std::string v = next();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "kvlayout_bench_sweep: --ab needs NAME=VALUE (e.g. KVLAYOUT_STAGE=off), got '" << v << "'\n";
+        std::exit(2);
+      }
+      o.ab_name = v.substr(0, eq), o.ab_value = v.substr(eq + 1);
+    }
     else if (a == "--headline-only") o.headline_only = true;
     else if (a == "--roofline") o.roofline = true;
     else if (a == "--source-offset" || a == "--target-offset") {
@@ -772,6 +787,7 @@ Options parse(int argc, char** argv) {
     else {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
                    "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
+                   "                            [--ab NAME=VALUE]\n"
                    "                            [--headline-only] [--roofline] [--source-offset N] [--target-offset N]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
@@ -842,6 +858,7 @@ int run_sweep(const Options& o) {
   const spec::Json patterns = measure_patterns(arena, o);
   spec::Json rows = spec::Json::array();
   std::map<int, std::vector<double>> ratios;  // sweep pairs only, per thread count
+  std::map<int, std::vector<double>> default_over_ab;  // with --ab: each distinct kernel's time with NAME=VALUE over without
   std::map<std::string, std::map<int, std::vector<double>>> by_kind;
   std::vector<Measured> timed(pairs.size());
   RooflineTally roofline(pattern_ceilings(patterns));
@@ -866,9 +883,11 @@ int run_sweep(const Options& o) {
     for (const auto& [threads, t] : timings) {
       row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
       std::printf("  %dT %5.2f GiB/s %.2fx", threads, t.kernel_gibs, t.ratio);
-      if (o.isa_ab) {
-        row["threads"][std::to_string(threads)]["baseline_ratio"] = t.baseline_ratio;
-        std::printf(" (baseline %.2fx)", t.baseline_ratio);
+      if (!o.ab_name.empty()) {
+        // baseline_ratio: the name --isa-ab's rows have always had.
+        row["threads"][std::to_string(threads)][o.ab_name == "KVLAYOUT_ISA" && o.ab_value == "baseline" ? "baseline_ratio" : "ab_ratio"] = t.ab_ratio;
+        std::printf(" (%s=%s %.2fx)", o.ab_name.c_str(), o.ab_value.c_str(), t.ab_ratio);
+        if (!p.headline && p.same_as < 0) default_over_ab[threads].push_back(t.ratio / t.ab_ratio);
       }
       if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
     }
@@ -908,6 +927,19 @@ int run_sweep(const Options& o) {
     std::printf("\n");
   }
   summary["by_kind"] = kinds;
+  if (!o.ab_name.empty()) {
+    // With --ab: per thread count, how the kernels as they run by default compare with NAME=VALUE (above 1:
+    // the default is faster), each distinct kernel once.
+    spec::Json ab = {{"name", o.ab_name}, {"value", o.ab_value}};
+    for (auto& [threads, v] : default_over_ab) {
+      std::sort(v.begin(), v.end());
+      const auto faster = std::count_if(v.begin(), v.end(), [](double r) { return r > 1; });
+      ab[std::to_string(threads)] = {{"kernels", v.size()}, {"min", v.front()}, {"median", median(v)}, {"max", v.back()}, {"default_faster", faster}};
+      std::printf("--ab %s=%s %dT: %zu kernels, default over it min %.2f median %.2f max %.2f, default faster in %ld\n", o.ab_name.c_str(),
+                  o.ab_value.c_str(), threads, v.size(), v.front(), median(v), v.back(), static_cast<long>(faster));
+    }
+    summary["ab"] = ab;
+  }
   if (o.roofline) summary["roofline"] = roofline.report();
   if (!o.json.empty())
     std::ofstream(o.json) << spec::Json{{"mib", o.mib},

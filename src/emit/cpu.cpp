@@ -139,7 +139,10 @@ bool stage_gathered_chunks(const Cell& cell, int source_bytes) {
 // over all the pair's bytes), sglang-mha 0.43-0.46 / 0.51-0.52 -> 0.53-0.58 / 0.62-0.64, lmcache056-t2d
 // 0.33-0.37 / 0.38-0.43 -> 0.38-0.43 / 0.43-0.49; with the gather buffer instead, vllm-flash-nhd 0.42-0.55
 // / 0.47-0.62. The bare loops agree (bench/row_transpose.hpp): straight 0.32-0.35x / 0.42-0.44x, staged
-// 0.45-0.47x / 0.56-0.58x, both directions.
+// 0.45-0.47x / 0.56-0.58x, both directions. Over every pair into or out of llamacpp-vtrans, each kernel
+// timed both ways in the same repetitions (kvlayout_bench_sweep --ab KVLAYOUT_STAGE=off): the 20 kernels
+// with the alternative 1.21-1.37x faster staged (median 1.31) at one thread, 1.06-1.39x (1.20) at two; the
+// 34 without it 0.87-1.05x / 0.82-1.09x (1.00 / 1.00), the noise of the instrument.
 bool has_staged_bursts(const Cell& cell, int source_bytes) {
   if (cell.tile_source_rows_gathered == cell.tile_target_rows_gathered) return false;
   if (cell.tile_source_rows_gathered)
