@@ -205,7 +205,7 @@ struct Pair {
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
   bool headline = false;
-  double pattern_share = 1;  // of the moved elements, the share its kind's pattern models (pattern_share)
+  double pattern_share = 1;  // of the moved elements, the share held against its kind's pattern (pattern_share)
 };
 
 struct Timing {
@@ -633,10 +633,10 @@ spec::Json replay_json(const Replayed& r) {
 // where its bytes lie when its own runs replayed are under 0.8x too and the kernel is within 0.9x of that
 // replay, else by the kernel (listed). A transpose or an element-by-element move is held likewise against
 // its ceiling: its kind's pattern (pattern_ceilings) for the share of its elements pattern_share gives it
-// and memcpy for the rest (runs of 2 KiB or more); bound by it when
-// that ceiling is under 0.8x and the kernel within 0.9x of it (and not above it by kNotACeiling: then the
-// pattern is no ceiling, listed apart); a ceiling under 0.8x is the measured reason that pair cannot reach
-// 0.8x, whatever the kernel's distance from it. A move of none of those kinds is counted not_replayed.
+// and memcpy for the rest (runs of 2 KiB or more); bound by it when that ceiling is under 0.8x and the
+// kernel within 0.9x of it (and not above it by kNotACeiling: then the pattern is no ceiling, listed
+// apart); a ceiling under 0.8x is the measured reason that pair cannot reach 0.8x, whatever the kernel's
+// distance from it. A move of none of those kinds is counted not_replayed.
 class RooflineTally {
  public:
   explicit RooflineTally(std::map<std::string, std::map<int, double>> ceilings) : ceilings_(std::move(ceilings)) {}
