@@ -211,12 +211,13 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line(array + "[static_cast<size_t>(g)] = " + pointer_name(!target_rows) + " + row * " + std::to_string(target_rows ? target_bytes : source_bytes) + ";");
     w.close();
   };
-  // Up to 32 strided rows of the other side from `base`.
-  auto strided_rows = [&](bool target_rows, const std::string& base, const std::string& count) {
-    const std::string array = target_rows ? "kv_to" : "kv_from";
-    w.line("const int64_t " + count + " = " + count_of(target_rows, base, 32) + ";");
+  // Up to `most` strided rows of the other side from `base` (a staged chunk's kGatheredChunk source rows,
+  // else a block's 32), in `array` (kv_to or kv_from by default).
+  auto strided_rows = [&](bool target_rows, const std::string& base, const std::string& count, std::int64_t most = 32, std::string array = "") {
+    if (array.empty()) array = target_rows ? "kv_to" : "kv_from";
+    w.line("const int64_t " + count + " = " + count_of(target_rows, base, most) + ";");
     w.line("if (" + count + " <= 0) break;");
-    w.line(std::string(target_rows ? "char* " : "const char* ") + array + "[32] = {};");
+    w.line(std::string(target_rows ? "char* " : "const char* ") + array + "[" + std::to_string(most) + "] = {};");
     w.line("for (int64_t r = 0; r < " + count + "; ++r) " + array + "[r] = " + pointer_name(!target_rows) + " + (" + final_offset(cell, !target_rows) +
            " + (" + base + " + r) * " + i64(target_rows ? target_row : source_row) + ") * " + std::to_string(target_rows ? target_bytes : source_bytes) +
            ";");
@@ -307,11 +308,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     const std::int64_t chunk = kGatheredChunk;
     declare_stage();
     w.open("for (int64_t across1 = 0; across1 < " + i64(across.extent) + "; across1 += " + std::to_string(chunk) + ")");
-    w.line("const int64_t chunk = " + count_of(false, "across1", chunk) + ";");
-    w.line("if (chunk <= 0) break;");
-    w.line("const char* kv_chunk[" + std::to_string(chunk) + "] = {};");
-    w.line("for (int64_t r = 0; r < chunk; ++r) kv_chunk[r] = " + pointer_name(true) + " + (" + final_offset(cell, true) + " + (across1 + r) * " +
-           i64(source_row) + ") * " + sb + ";");
+    strided_rows(false, "across1", "chunk", chunk, "kv_chunk");
     w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
     w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
     w.line("bool whole = chunk == " + std::to_string(chunk) + " && downs == 32;");
