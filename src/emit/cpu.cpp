@@ -1388,14 +1388,29 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("// 16-byte runs in " + by + " x " + by + " transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
            cell.modes[static_cast<std::size_t>(inner)].var + " in the target.");
     w.open("if (stream" + whole + ")");
-    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) {
+    // The target's loop outside the source's (run_pairs.hpp).
+    const bool source_order = pairs_in_source_order(cell, pairs);
+    std::vector<std::size_t> levels;
+    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) levels.push_back(l);
+    if (source_order) std::swap(levels[levels.size() - 2], levels.back());
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+      const std::size_t l = levels[k];
       const int m = cell.loops[l];
       const std::string& v = cell.modes[static_cast<std::size_t>(m)].var;
       const bool paired = m == outer || m == inner;
-      w.open(std::string(l + 1 == loops ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " + v +
-             " < " + v + "_end; " + (paired ? v + " += " + by : "++" + v) + ")");
-      statements(static_cast<int>(l), "continue;");
-      displacement(l, v + "_end");
+      w.open(std::string(k + 1 == levels.size() ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " +
+             v + " < " + v + "_end; " + (paired ? v + " += " + by : "++" + v) + ")");
+      // A level's statements need every level above it: in source order, the two paired levels' come once
+      // both loops are open.
+      if (!source_order || k + 2 < levels.size()) {
+        statements(static_cast<int>(l), "continue;");
+        displacement(l, v + "_end");
+      } else if (k + 1 == levels.size()) {
+        for (std::size_t at = loops - 2; at < loops; ++at) {
+          statements(static_cast<int>(at), "continue;");
+          displacement(at, cell.modes[static_cast<std::size_t>(cell.loops[at])].var + "_end");
+        }
+      }
     }
     const std::int64_t from_pair = cell.source.stride[static_cast<std::size_t>(inner)] * source_bytes;
     const std::int64_t to_pair = cell.target.stride[static_cast<std::size_t>(outer)] * target_bytes;

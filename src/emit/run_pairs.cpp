@@ -42,4 +42,8 @@ int run_group_side(const Cell& cell, int level) {
   return source_packed && extent(paired) % 4 == 0 && extent(inner) % 4 == 0 ? 4 : 2;
 }
 
+bool pairs_in_source_order(const Cell& cell, int level) {
+  return run_group_side(cell, level) == 4 && static_cast<std::size_t>(level) + 2 == cell.loops.size();
+}
+
 }  // namespace kvlayout::emit

@@ -42,4 +42,19 @@ int run_pairs_level(const Cell& cell, int source_bytes, std::size_t first_level)
 // @post 2 or 4; both loops' extents are multiples of it.
 int run_group_side(const Cell& cell, int level);
 
+// Whether the printer nests the two paired loops the other way round: the innermost loop (which continues
+// the runs in the target) outside the paired one (which continues them in the source), so that one group
+// after another reads the next line of the same four source rows, and each group's four target lines lie
+// a target row apart, instead of the groups writing the target's lines in address order and reading the
+// source's four rows apart. Four by four with nothing nested between the two loops. Measured on the AMD
+// EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, `kvlayout_bench_sweep --ab` (both orders in one kernel,
+// interleaved in the same repetitions; 2026-12-04, twentieth session): every four-by-four kernel into or out
+// of vllm-paged-legacy ran faster in source order, e.g. vllm-flash-hnd -> vllm-paged-legacy 0.57x / 0.73x
+// of memcpy -> 0.67x / 0.79x, flashinfer-hnd -> 0.59 / 0.77 -> 0.66 / 0.80, vllm-paged-legacy ->
+// trtllm-pool 0.62 / 0.77 -> 0.75 / 0.85; two by two (the sources whose slot rows hold every head) it
+// lost 2.2-3.3x (vllm-flash-nhd -> vllm-paged-legacy 0.64 -> 0.23), so those keep the target's order.
+// Not measured on an Intel CPU.
+// @pre level = run_pairs_level(cell, ...) >= 0.
+bool pairs_in_source_order(const Cell& cell, int level);
+
 }  // namespace kvlayout::emit

@@ -378,9 +378,11 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
 
 TEST_CASE("16-byte runs move four by four out of a packed source where both loops divide by 4, else two by two, exactly as the oracle", "[emit][kernels]") {
   // The legacy key cache's x-packs (emit/run_pairs.hpp's run_group_side): with 16-slot blocks and 32-element
-  // heads both the slot and the pack index divide by 4, and moves out of the cache take 4 x 4 transposes
-  // (into it, 2 x 2); with 2-slot blocks the slot does not, and every nest must take 2 x 2 transposes (the
-  // control: a 4 x 4 one there would move slots past the block).
+  // heads both the slot and the pack index divide by 4, and moves out of the cache take 4 x 4 transposes, as
+  // do moves into it from vllm-flash-hnd (whose slot rows are one head's, so the source holds the packs'
+  // span together), those in source order (pairs_in_source_order: the slot loop outside the pack loop);
+  // moves into it from the other two take 2 x 2; with 2-slot blocks the slot does not divide by 4, and
+  // every nest must take 2 x 2 transposes (the control: a 4 x 4 one there would move slots past the block).
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 32;
@@ -401,7 +403,7 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
     const auto path = specs.path() / ("vllm-paged-legacy-" + std::to_string(slots) + ".json");
     std::ofstream(path) << declaration.dump(2);
     const auto legacy = spec::load_layout(path.string());
-    for (const char* other : {"sglang-host-page-head", "vllm-flash-nhd"}) {
+    for (const char* other : {"sglang-host-page-head", "vllm-flash-nhd", "vllm-flash-hnd"}) {
       const auto o = spec::load_layout(catalog.find_layout(other).string());
       for (bool out_of_legacy : {true, false}) {
         const auto& from = out_of_legacy ? legacy : o;
@@ -412,15 +414,23 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
         const std::string source = emit::emit_kernel(prove::prove(from, to, cache), e);
         INFO(from->name << " -> " << to->name);
         const bool quads = source.find("kv_run_quads16(pT") != std::string::npos, pairs = source.find("kv_run_pairs16(pT") != std::string::npos;
-        CHECK(quads == (slots == 16 && out_of_legacy));
+        const bool head_rows = std::string(other) == "vllm-flash-hnd";
+        CHECK(quads == (slots == 16 && (out_of_legacy || head_rows)));
         CHECK(pairs == !quads);
+        if (quads && !out_of_legacy) {  // the slot's loop outside the pack's
+          const std::size_t slot_loop = source.find("for (int64_t token_mod16 = 0, token_mod16_end = INT64_C(16); token_mod16 < token_mod16_end; token_mod16 += 4)");
+          const std::size_t pack_loop = source.find("KV_UNROLL for (int64_t dim_div8 = 0");
+          CHECK(slot_loop != std::string::npos);
+          CHECK(pack_loop != std::string::npos);
+          CHECK(slot_loop < pack_loop);
+        }
         cases.push_back({e.name, enumerate::enumerate_layout(from, cache), enumerate::enumerate_layout(to, cache), quads ? 4 : pairs ? 2 : 0});
         sources[0] += source;
       }
     }
   }
-  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 4; }) == 2);
-  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 2; }) == 6);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 4; }) == 4);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 2; }) == 8);
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Case& c : cases) {

@@ -106,3 +106,27 @@ TEST_CASE("paired runs go four by four only out of a packed source, where both l
     CHECK(emit::run_group_side(into, into_paired) == 2);
   }
 }
+
+TEST_CASE("four by four pairs of adjacent loops nest in source order, two by two and split nests in the target's", "[emit][plan]") {
+  SECTION("into legacy from head rows: four by four, the pack loop right inside the slot loop") {
+    const emit::Cell k = test::cpu_plan("vllm-flash-hnd", "vllm-paged-legacy").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(paired == level_of(k, "dim_div8"));
+    REQUIRE(emit::run_group_side(k, paired) == 4);
+    REQUIRE(static_cast<std::size_t>(paired) + 2 == k.loops.size());
+    CHECK(emit::pairs_in_source_order(k, paired));
+  }
+  SECTION("into legacy from token rows that hold every head: two by two keeps the target's order") {
+    const emit::Cell k = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(emit::run_group_side(k, paired) == 2);
+    CHECK_FALSE(emit::pairs_in_source_order(k, paired));
+  }
+  SECTION("out of legacy into token rows: four by four with the head loop between, the target's order") {
+    const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(emit::run_group_side(k, paired) == 4);
+    REQUIRE(static_cast<std::size_t>(paired) + 2 < k.loops.size());
+    CHECK_FALSE(emit::pairs_in_source_order(k, paired));
+  }
+}
