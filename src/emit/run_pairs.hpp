@@ -48,12 +48,13 @@ int run_group_side(const Cell& cell, int level);
 // a target row apart, instead of the groups writing the target's lines in address order and reading the
 // source's four rows apart. Four by four with nothing nested between the two loops. Measured on the AMD
 // EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, `kvlayout_bench_sweep --ab` (both orders in one kernel,
-// interleaved in the same repetitions; 2026-12-04, twentieth session): every four-by-four kernel into or out
-// of vllm-paged-legacy ran faster in source order, e.g. vllm-flash-hnd -> vllm-paged-legacy 0.57x / 0.73x
-// of memcpy -> 0.67x / 0.79x, flashinfer-hnd -> 0.59 / 0.77 -> 0.66 / 0.80, vllm-paged-legacy ->
-// trtllm-pool 0.62 / 0.77 -> 0.75 / 0.85; two by two (the sources whose slot rows hold every head) it
-// lost 2.2-3.3x (vllm-flash-nhd -> vllm-paged-legacy 0.64 -> 0.23), so those keep the target's order.
-// Not measured on an Intel CPU.
+// interleaved in the same repetitions; 2026-12-04, twentieth session), the 15 four-by-four kernels into or
+// out of vllm-paged-legacy: 0.97-1.21x as fast in source order at one thread (median 1.08x), 0.97-1.10x
+// at two (median 1.04x; the untouched kernels read 0.97-1.03x), e.g. vllm-flash-hnd -> vllm-paged-legacy
+// 0.57x / 0.73x of memcpy -> 0.67x / 0.79x, flashinfer-hnd -> 0.59 / 0.77 -> 0.66 / 0.80,
+// vllm-paged-legacy -> trtllm-pool 0.62 / 0.77 -> 0.75 / 0.85. Two by two (the sources whose slot rows
+// hold every head) ran 2.1-3.2x slower (vllm-flash-nhd -> vllm-paged-legacy 0.64 -> 0.23), so those keep
+// the target's order. Not measured on an Intel CPU.
 // @pre level = run_pairs_level(cell, ...) >= 0.
 bool pairs_in_source_order(const Cell& cell, int level);
 

@@ -32,6 +32,44 @@ std::string coordinate_value(const Cell& cell, const CellCoordinate& c, int with
   return s.empty() ? i64(0) : s;
 }
 
+// The least value a guarded coordinate takes below `level` once its digits bound at `level` or above are
+// known (the rest at 0; every digit's weight is positive), with the digit bound at `level` replaced by
+// `at_level` (its variable, or the iteration `ahead` of it). Empty where the coordinate is not guarded or
+// none of its digits is bound at `level`.
+std::string least_value(const Cell& cell, const CellCoordinate& c, int level, const std::string& at_level) {
+  if (!c.guarded) return "";
+  std::string s = c.lo && c.modes.size() == 1 ? i64(c.lo) : "";  // as coordinate_value
+  bool here = false;
+  for (int m : c.modes) {
+    const int l = level_of(cell, m);
+    if (l < 0 || l > level) continue;
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    if (mode.weight <= 0) return "";
+    const std::string var = l == level ? (here = true, at_level) : mode.var;
+    s += (s.empty() ? "" : " + ") + (mode.weight == 1 ? var : var + " * " + i64(mode.weight));
+  }
+  return here ? s : "";
+}
+
+// Whether some digit of the coordinate is still to be bound below `level`: a deeper loop's, or one a
+// tile or run spans (extent > 1, not a loop). Where none is, the whole value's guard covers the level.
+bool digits_left_below(const Cell& cell, const CellCoordinate& c, int level) {
+  return std::any_of(c.modes.begin(), c.modes.end(), [&](int m) {
+    const int l = level_of(cell, m);
+    return l > level || (l < 0 && cell.modes[static_cast<std::size_t>(m)].extent > 1);
+  });
+}
+
+// Whether a side's table atom read at `level` takes a digit of the coordinate.
+bool level_reads_digit_of(const Cell& cell, const CellCoordinate& c, int level) {
+  for (const SideForm* f : {&cell.source, &cell.target})
+    for (const Atom& a : f->atoms)
+      if (!reads_tile_mode(cell, a) && level_of(cell, a.modes) == level &&
+          std::any_of(a.modes.begin(), a.modes.end(), [&](int m) { return std::find(c.modes.begin(), c.modes.end(), m) != c.modes.end(); }))
+        return true;
+  return false;
+}
+
 std::string atom_name(bool source, std::size_t i) { return std::string(source ? "aS" : "aT") + std::to_string(i); }
 std::string offset_name(bool source, int level) {
   return std::string(source ? "oS" : "oT") + (level < 0 ? "_top" : std::to_string(level));
@@ -230,7 +268,15 @@ std::string next_displacement(const Cell& cell, const PrefetchStep& step, const 
   const std::int64_t stride = cell.source.stride[static_cast<std::size_t>(mode)];
   if (stride != 0) sum += (sum.empty() ? "" : " + ") + i64(step.iterations * stride);
   if (sum.empty()) return "";
-  return var + " + " + ahead + " < " + bound + " ? " + sum + " : INT64_C(0)";
+  // The step ahead's entries only where it moves something (as level_statements' guards): past the
+  // coordinate's last value they may lie past the table's end (the token after a cache's last one).
+  std::string within = var + " + " + ahead + " < " + bound;
+  for (const auto& c : cell.coords) {
+    const std::string partial = least_value(cell, c, step.level, "(" + var + " + " + ahead + ")");
+    if (!partial.empty() && level_reads_digit_of(cell, c, step.level))
+      within += " && " + partial + " <= " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in);
+  }
+  return within + " ? " + sum + " : INT64_C(0)";
 }
 
 std::string coordinate_base(const Cell& cell, int coord, int without) {
@@ -270,6 +316,17 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
     out.push_back("if (" + coordinate_value(cell, c) + " > " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in) +
                   ") " + skip);
   }
+  // A table read at this level whose entry takes some of a guarded coordinate's digits while others are
+  // still to be bound: where the coordinate's last value ends inside this level's step (a cache's tokens
+  // ending inside a 64-slot page laid over 16-slot blocks), the entries past it lie past the table's end.
+  // The proof says nothing of them, so the step whose least value is already past the bound, which moves
+  // nothing, is skipped before the read (found reading one entry past a block table under valgrind).
+  if (level >= 0)
+    for (const auto& c : cell.coords) {
+      const std::string partial = least_value(cell, c, level, cell.modes[static_cast<std::size_t>(cell.loops[static_cast<std::size_t>(level)])].var);
+      if (partial.empty() || !digits_left_below(cell, c, level) || !level_reads_digit_of(cell, c, level)) continue;
+      out.push_back("if (" + partial + " > " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in) + ") " + skip);
+    }
   // An inverted table's slot holds a position only where a moved token's entry holds it; checked before
   // the lookups that read the inverse. A slot along a tile axis is checked per row by the printer.
   for (const auto& c : cell.coords) {

@@ -1,5 +1,8 @@
 #include "emit/kernel_fixture.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -51,6 +54,26 @@ std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated&
   return layout::int32_entries(*e.bound, e.tables[k]);
 }
 
+FencedTables::FencedTables(const std::vector<std::vector<std::int32_t>>& tables) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  for (const auto& t : tables) {
+    const std::size_t bytes = t.size() * sizeof(std::int32_t), data_pages = (bytes + page - 1) / page + 1;
+    const std::size_t mapped = (data_pages + 1) * page;
+    void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) throw std::runtime_error("FencedTables: mmap failed");
+    mappings_.push_back({base, mapped});
+    char* fence = static_cast<char*>(base) + data_pages * page;
+    if (mprotect(fence, page, PROT_NONE) != 0) throw std::runtime_error("FencedTables: mprotect failed");
+    auto* first = reinterpret_cast<std::int32_t*>(fence - bytes);
+    if (bytes > 0) std::memcpy(first, t.data(), bytes);
+    pointers_.push_back(first);
+  }
+}
+
+FencedTables::~FencedTables() {
+  for (const Mapping& m : mappings_) munmap(m.base, m.bytes);
+}
+
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
                              std::int64_t num_tokens, int threads, std::size_t target_shift, bool shift_past_page) {
   enumerate::Storage src(*S.bound, S.maps[k]), dst(*T.bound, T.maps[k]), expected(*T.bound, T.maps[k]);
@@ -61,10 +84,8 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, cons
   expected.fill(pt.poison);
   KernelRun run;
   run.moved = enumerate::reference_move(S, T, k, num_tokens, src, expected);
-  auto st = int32_tables(S, k), dt = int32_tables(T, k);
-  std::vector<const std::int32_t*> stp, dtp;
-  for (auto& t : st) stp.push_back(t.data());
-  for (auto& t : dt) dtp.push_back(t.data());
+  const FencedTables st(int32_tables(S, k)), dt(int32_tables(T, k));
+  const std::vector<const std::int32_t*>&stp = st.pointers(), &dtp = dt.pointers();
   std::vector<void*> sp = const_cast<enumerate::Storage&>(src).bases(), dp = dst.bases();
   // Shifted targets: copies of the poisoned buffers, each at target_shift past the source (or a page)
   // modulo 4 KiB.

@@ -60,4 +60,25 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& source,
 // int32 copies of a side's tables under choice k, and the pointer arrays the ABI takes.
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k);
 
+// Tables placed so that each one's last entry ends where an unreadable page begins: a kernel that reads an
+// entry past a table's end (a block past the cache's last token) dies of SIGSEGV instead of reading
+// whatever lies there unseen (the byte oracle sees only what is written). run_against_oracle passes these.
+class FencedTables {
+ public:
+  explicit FencedTables(const std::vector<std::vector<std::int32_t>>& tables);
+  ~FencedTables();
+  FencedTables(const FencedTables&) = delete;
+  FencedTables& operator=(const FencedTables&) = delete;
+  // The tables' first entries, as the kernels' `st` / `dt` take them (empty for no tables).
+  const std::vector<const std::int32_t*>& pointers() const { return pointers_; }
+
+ private:
+  struct Mapping {
+    void* base;
+    std::size_t bytes;
+  };
+  std::vector<Mapping> mappings_;
+  std::vector<const std::int32_t*> pointers_;
+};
+
 }  // namespace kvlayout::test

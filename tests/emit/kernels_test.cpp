@@ -11,6 +11,10 @@
 #include <optional>
 #include <tuple>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include "certificate/matrix.hpp"
 #include "emit/code_key.hpp"
@@ -447,6 +451,65 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
           CHECK(run.wrong_bytes == 0);
           CHECK(run.moved > 0);
         }
+    }
+  }
+}
+
+TEST_CASE("a kernel reads no block table entry past the table's end where a page of 64 slots ends past the cache's last 16-slot block, and one that does dies on the fence", "[emit][kernels]") {
+  // Out of vLLM's legacy cache (16-slot blocks) into SGLang's page_head host pool (64-slot pages), 48
+  // tokens: the nest walks a page's four blocks, and the fourth lies past the cache, past the 3-entry block
+  // table. Each step reads its block's entry before the token guard below it, so the step whose first
+  // token is already past the last is skipped first (statements.cpp, least_value), and the next
+  // step's entry is prefetched only where that step moves something. The fixture fences every table
+  // (FencedTables): the control, the same kernel without those guards, reads entry 3 and dies of SIGSEGV.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 48;
+  test::TempDir specs;
+  std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
+  auto declaration = nlohmann::json::parse(in);
+  declaration["name"] = "vllm-paged-legacy-16";
+  declaration["params"]["block_size"] = 16;
+  const auto path = specs.path() / "vllm-paged-legacy-16.json";
+  std::ofstream(path) << declaration.dump(2);
+  const auto legacy = spec::load_layout(path.string());
+  const auto host = spec::load_layout(catalog.find_layout("sglang-host-page-head").string());
+  const prove::Proof p = prove::prove(legacy, host, cache);
+  REQUIRE(emit::emittable(p.grade, false));
+  emit::EmitOptions o;
+  o.name = "fenced";
+  o.streaming_from_bytes = 0;
+  const std::string code = emit::emit_kernel(p, o);
+  const std::string guard = "if (token_div64 * INT64_C(64) + token_div16_mod4 * INT64_C(16) > kv_min(INT64_C(47), n - 1)) continue;";
+  const std::string ahead = " && token_div64 * INT64_C(64) + (token_div16_mod4 + 1) * INT64_C(16) <= kv_min(INT64_C(47), n - 1)";
+  REQUIRE(code.find(guard) != std::string::npos);
+  REQUIRE(code.find(ahead) != std::string::npos);
+  std::string unguarded = broken_kernel(p, o, "fenced_unguarded", guard, "");
+  for (std::size_t at = unguarded.find(ahead); at != std::string::npos; at = unguarded.find(ahead, at)) unguarded.erase(at, ahead.size());
+  test::TempDir dir;
+  test::KernelLibrary library({code, unguarded}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(legacy, cache), T = enumerate::enumerate_layout(host, cache);
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (std::size_t k = 0; k < 3; ++k) {
+      INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables");
+      test::KernelRun run = test::run_against_oracle(library.find("fenced"), S, T, k, 48, k == 1 ? 2 : 1);
+      CHECK(run.code == 0);
+      CHECK(run.wrong_bytes == 0);
+      CHECK(run.moved > 0);
+      // The control, in a child process: it must die on the fence, not return.
+      const pid_t child = fork();
+      REQUIRE(child >= 0);
+      if (child == 0) {
+        signal(SIGSEGV, SIG_DFL);  // die of it, not of a sanitizer's handler (scripts/sanitize.sh)
+        test::run_against_oracle(library.find("fenced_unguarded"), S, T, k, 48, 1);
+        _exit(0);
+      }
+      int status = 0;
+      REQUIRE(waitpid(child, &status, 0) == child);
+      CHECK(WIFSIGNALED(status));
+      CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
     }
   }
 }
