@@ -111,6 +111,18 @@ EightKibRuns eight_kib_runs() {
   return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
 }
 
+// vLLM's legacy cache declared with blocks of `slots` slots (named vllm-paged-legacy-SLOTS), written into
+// `dir` and loaded from there.
+std::shared_ptr<const spec::Layout> legacy_with_blocks(const spec::Catalog& catalog, const test::TempDir& dir, int slots) {
+  std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
+  auto declaration = nlohmann::json::parse(in);
+  declaration["name"] = "vllm-paged-legacy-" + std::to_string(slots);
+  declaration["params"]["block_size"] = slots;
+  const auto path = dir.path() / ("vllm-paged-legacy-" + std::to_string(slots) + ".json");
+  std::ofstream(path) << declaration.dump(2);
+  return spec::load_layout(path.string());
+}
+
 // A control: the kernel of `proof` as `o` emits it, named `name`, with every `from` replaced by `to`, as
 // often in each instruction-set variant (once or more: once per cell that prints it).
 std::string broken_kernel(const prove::Proof& proof, emit::EmitOptions o, const std::string& name, const std::string& from, const std::string& to) {
@@ -400,13 +412,7 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
   };
   std::vector<Case> cases;
   for (int slots : {16, 2}) {
-    std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
-    auto declaration = nlohmann::json::parse(in);
-    declaration["name"] = "vllm-paged-legacy-" + std::to_string(slots);
-    declaration["params"]["block_size"] = slots;
-    const auto path = specs.path() / ("vllm-paged-legacy-" + std::to_string(slots) + ".json");
-    std::ofstream(path) << declaration.dump(2);
-    const auto legacy = spec::load_layout(path.string());
+    const auto legacy = legacy_with_blocks(catalog, specs, slots);
     for (const char* other : {"sglang-host-page-head", "vllm-flash-nhd", "vllm-flash-hnd"}) {
       const auto o = spec::load_layout(catalog.find_layout(other).string());
       for (bool out_of_legacy : {true, false}) {
@@ -467,13 +473,7 @@ TEST_CASE("a kernel reads no block table entry past the table's end where a page
   cache.params["head_size"] = 32;
   cache.params["num_tokens"] = 48;
   test::TempDir specs;
-  std::ifstream in(catalog.find_layout("vllm-paged-legacy"));
-  auto declaration = nlohmann::json::parse(in);
-  declaration["name"] = "vllm-paged-legacy-16";
-  declaration["params"]["block_size"] = 16;
-  const auto path = specs.path() / "vllm-paged-legacy-16.json";
-  std::ofstream(path) << declaration.dump(2);
-  const auto legacy = spec::load_layout(path.string());
+  const auto legacy = legacy_with_blocks(catalog, specs, 16);
   const auto host = spec::load_layout(catalog.find_layout("sglang-host-page-head").string());
   const prove::Proof p = prove::prove(legacy, host, cache);
   REQUIRE(emit::emittable(p.grade, false));
