@@ -54,24 +54,38 @@ std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated&
   return layout::int32_entries(*e.bound, e.tables[k]);
 }
 
-FencedTables::FencedTables(const std::vector<std::vector<std::int32_t>>& tables) {
+namespace {
+
+std::vector<std::pair<const void*, std::size_t>> table_spans(const std::vector<std::vector<std::int32_t>>& tables) {
+  std::vector<std::pair<const void*, std::size_t>> spans;
+  for (const auto& t : tables) spans.emplace_back(t.data(), t.size() * sizeof(std::int32_t));
+  return spans;
+}
+
+}  // namespace
+
+Fenced::Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  for (const auto& t : tables) {
-    const std::size_t bytes = t.size() * sizeof(std::int32_t), data_pages = (bytes + page - 1) / page + 1;
+  for (const auto& [data, bytes] : spans) {
+    const std::size_t placed = (bytes + align - 1) / align * align, data_pages = (placed + page - 1) / page + 1;
     const std::size_t mapped = (data_pages + 1) * page;
     void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) throw std::runtime_error("FencedTables: mmap failed");
+    if (base == MAP_FAILED) throw std::runtime_error("Fenced: mmap failed");
     mappings_.push_back({base, mapped});
     char* fence = static_cast<char*>(base) + data_pages * page;
-    if (mprotect(fence, page, PROT_NONE) != 0) throw std::runtime_error("FencedTables: mprotect failed");
-    auto* first = reinterpret_cast<std::int32_t*>(fence - bytes);
-    if (bytes > 0) std::memcpy(first, t.data(), bytes);
+    if (mprotect(fence, page, PROT_NONE) != 0) throw std::runtime_error("Fenced: mprotect failed");
+    char* first = fence - placed;
+    if (bytes > 0) std::memcpy(first, data, bytes);
     pointers_.push_back(first);
   }
 }
 
-FencedTables::~FencedTables() {
+Fenced::~Fenced() {
   for (const Mapping& m : mappings_) munmap(m.base, m.bytes);
+}
+
+FencedTables::FencedTables(const std::vector<std::vector<std::int32_t>>& tables) : copies_(table_spans(tables), sizeof(std::int32_t)) {
+  for (void* p : copies_.pointers()) pointers_.push_back(static_cast<const std::int32_t*>(p));
 }
 
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
@@ -86,7 +100,10 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, cons
   run.moved = enumerate::reference_move(S, T, k, num_tokens, src, expected);
   const FencedTables st(int32_tables(S, k)), dt(int32_tables(T, k));
   const std::vector<const std::int32_t*>&stp = st.pointers(), &dtp = dt.pointers();
-  std::vector<void*> sp = const_cast<enumerate::Storage&>(src).bases(), dp = dst.bases();
+  std::vector<std::pair<const void*, std::size_t>> source_spans;
+  for (const auto& buffer : src.buffers()) source_spans.emplace_back(buffer.data(), buffer.size());
+  const Fenced source(source_spans, 64);
+  std::vector<void*> sp = source.pointers(), dp = dst.bases();
   // Shifted targets: copies of the poisoned buffers, each at target_shift past the source (or a page)
   // modulo 4 KiB.
   std::vector<std::vector<char>> shifted;

@@ -60,17 +60,19 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& source,
 // int32 copies of a side's tables under choice k, and the pointer arrays the ABI takes.
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k);
 
-// Tables placed so that each one's last entry ends where an unreadable page begins: a kernel that reads an
-// entry past a table's end (a block past the cache's last token) dies of SIGSEGV instead of reading
-// whatever lies there unseen (the byte oracle sees only what is written). run_against_oracle passes these.
-class FencedTables {
+// Copies of byte spans, each placed so that it ends where an unreadable page begins (its start rounded down
+// to `align` bytes, so at most align - 1 bytes lie between its end and the page): a kernel that reads past
+// a span's end dies of SIGSEGV instead of reading whatever lies there unseen (the byte oracle sees only
+// what is written). run_against_oracle passes its tables (align 4: every entry past the last faults) and
+// its source buffers (align 64, as enumerate::Storage's buffers start) fenced.
+class Fenced {
  public:
-  explicit FencedTables(const std::vector<std::vector<std::int32_t>>& tables);
-  ~FencedTables();
-  FencedTables(const FencedTables&) = delete;
-  FencedTables& operator=(const FencedTables&) = delete;
-  // The tables' first entries, as the kernels' `st` / `dt` take them (empty for no tables).
-  const std::vector<const std::int32_t*>& pointers() const { return pointers_; }
+  Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align);
+  ~Fenced();
+  Fenced(const Fenced&) = delete;
+  Fenced& operator=(const Fenced&) = delete;
+  // The copies' first bytes, in the spans' order.
+  const std::vector<void*>& pointers() const { return pointers_; }
 
  private:
   struct Mapping {
@@ -78,6 +80,18 @@ class FencedTables {
     std::size_t bytes;
   };
   std::vector<Mapping> mappings_;
+  std::vector<void*> pointers_;
+};
+
+// int32 tables fenced (Fenced, align 4), with the pointer array the kernels' `st` / `dt` take.
+class FencedTables {
+ public:
+  explicit FencedTables(const std::vector<std::vector<std::int32_t>>& tables);
+  // The tables' first entries (empty for no tables).
+  const std::vector<const std::int32_t*>& pointers() const { return pointers_; }
+
+ private:
+  Fenced copies_;
   std::vector<const std::int32_t*> pointers_;
 };
 

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
+#include <cstring>
 
 #include "certificate/matrix.hpp"
 #include "emit/code_key.hpp"
@@ -461,13 +463,42 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
   }
 }
 
+TEST_CASE("a fenced copy holds its span's bytes up to its last, and reading the byte past it faults", "[emit][kernels]") {
+  // The fixture's fence (Fenced, used for every kernel test's tables and source buffers) as its own
+  // control: a span whose size is a multiple of the alignment ends right at the unreadable page; one that
+  // is not leaves the rounding's bytes readable, and the fence begins past them.
+  for (const std::size_t bytes : {std::size_t{4096}, std::size_t{200}, std::size_t{12}}) {
+    std::vector<char> data(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>(i * 7 + 1);
+    const std::size_t align = bytes == 12 ? 4 : 64;
+    const test::Fenced fenced({{data.data(), bytes}}, align);
+    const char* copy = static_cast<const char*>(fenced.pointers().at(0));
+    CHECK(std::memcmp(copy, data.data(), bytes) == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(copy) % align == 0);
+    const std::size_t past = (bytes + align - 1) / align * align;  // the first unreadable byte
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      signal(SIGSEGV, SIG_DFL);
+      const volatile char* at = copy + past;
+      (void)*at;
+      _exit(0);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    INFO(bytes << " bytes");
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
+  }
+}
+
 TEST_CASE("a kernel reads no block table entry past the table's end where a page of 64 slots ends past the cache's last 16-slot block, and one that does dies on the fence", "[emit][kernels]") {
   // Out of vLLM's legacy cache (16-slot blocks) into SGLang's page_head host pool (64-slot pages), 48
   // tokens: the nest walks a page's four blocks, and the fourth lies past the cache, past the 3-entry block
   // table. Each step reads its block's entry before the token guard below it, so the step whose first
   // token is already past the last is skipped first (statements.cpp, least_value), and the next
   // step's entry is prefetched only where that step moves something. The fixture fences every table
-  // (FencedTables): the control, the same kernel without those guards, reads entry 3 and dies of SIGSEGV.
+  // (FencedTables) and source buffer: the control, the same kernel without those guards, reads entry 3 and
+  // dies of SIGSEGV.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 32;
