@@ -21,14 +21,23 @@ int level_of(const Cell& cell, const std::vector<int>& modes) {
 
 std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
-std::string coordinate_value(const Cell& cell, const CellCoordinate& c, int without = -1) {
+// A coordinate's value as C: its low end where it has one digit, plus each digit's term, `digit(m)` giving
+// the digit's C (its variable, or another expression in its place) or "" to leave it out. The one home of
+// the formula both coordinate_value and least_value print.
+template <typename Digit>
+std::string coordinate_sum(const Cell& cell, const CellCoordinate& c, Digit digit) {
   std::string s = c.lo && c.modes.size() == 1 ? i64(c.lo) : "";
   for (int m : c.modes) {
-    if (m == without) continue;
+    const std::string var = digit(m);
+    if (var.empty()) continue;
     const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-    std::string term = mode.weight == 1 ? mode.var : mode.var + " * " + i64(mode.weight);
-    s += (s.empty() ? "" : " + ") + term;
+    s += (s.empty() ? "" : " + ") + (mode.weight == 1 ? var : var + " * " + i64(mode.weight));
   }
+  return s;
+}
+
+std::string coordinate_value(const Cell& cell, const CellCoordinate& c, int without = -1) {
+  const std::string s = coordinate_sum(cell, c, [&](int m) { return m == without ? std::string() : cell.modes[static_cast<std::size_t>(m)].var; });
   return s.empty() ? i64(0) : s;
 }
 
@@ -38,16 +47,14 @@ std::string coordinate_value(const Cell& cell, const CellCoordinate& c, int with
 // none of its digits is bound at `level`.
 std::string least_value(const Cell& cell, const CellCoordinate& c, int level, const std::string& at_level) {
   if (!c.guarded) return "";
-  std::string s = c.lo && c.modes.size() == 1 ? i64(c.lo) : "";  // as coordinate_value
+  if (std::any_of(c.modes.begin(), c.modes.end(), [&](int m) { return cell.modes[static_cast<std::size_t>(m)].weight <= 0; })) return "";
   bool here = false;
-  for (int m : c.modes) {
+  const std::string s = coordinate_sum(cell, c, [&](int m) {
     const int l = level_of(cell, m);
-    if (l < 0 || l > level) continue;
-    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-    if (mode.weight <= 0) return "";
-    const std::string var = l == level ? (here = true, at_level) : mode.var;
-    s += (s.empty() ? "" : " + ") + (mode.weight == 1 ? var : var + " * " + i64(mode.weight));
-  }
+    if (l < 0 || l > level) return std::string();
+    if (l == level) here = true;
+    return l == level ? at_level : cell.modes[static_cast<std::size_t>(m)].var;
+  });
   return here ? s : "";
 }
 

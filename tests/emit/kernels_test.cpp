@@ -113,6 +113,31 @@ EightKibRuns eight_kib_runs() {
   return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
 }
 
+// `small` with 32-element heads (four x-packs of the legacy key) and 48 tokens (three 16-slot blocks, cut
+// inside a 64-slot page): the shape the legacy cache's pack tests move.
+spec::CacheShape legacy_pack_cache(const spec::Catalog& catalog) {
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_tokens"] = 48;
+  return cache;
+}
+
+// The wait status of a forked child that runs `work` and then exits 0: a fence's fault shows as
+// WIFSIGNALED with SIGSEGV. The child takes SIGSEGV's default action, not a sanitizer's handler
+// (scripts/sanitize.sh), so that it dies of the signal.
+int status_in_child(const std::function<void()>& work) {
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    signal(SIGSEGV, SIG_DFL);
+    work();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  return status;
+}
+
 // vLLM's legacy cache declared with blocks of `slots` slots (named vllm-paged-legacy-SLOTS), written into
 // `dir` and loaded from there.
 std::shared_ptr<const spec::Layout> legacy_with_blocks(const spec::Catalog& catalog, const test::TempDir& dir, int slots) {
@@ -402,9 +427,7 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
   // moves into it from the other two take 2 x 2; with 2-slot blocks the slot does not divide by 4, and
   // every nest must take 2 x 2 transposes (the control: a 4 x 4 one there would move slots past the block).
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 32;
-  cache.params["num_tokens"] = 48;
+  const spec::CacheShape cache = legacy_pack_cache(catalog);
   test::TempDir specs;
   std::vector<std::string> sources(1);
   struct Case {
@@ -476,16 +499,10 @@ TEST_CASE("a fenced copy holds its span's bytes up to its last, and reading the 
     CHECK(std::memcmp(copy, data.data(), bytes) == 0);
     CHECK(reinterpret_cast<std::uintptr_t>(copy) % align == 0);
     const std::size_t past = (bytes + align - 1) / align * align;  // the first unreadable byte
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      signal(SIGSEGV, SIG_DFL);
+    const int status = status_in_child([&] {
       const volatile char* at = copy + past;
       (void)*at;
-      _exit(0);
-    }
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
+    });
     INFO(bytes << " bytes");
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
   }
@@ -500,9 +517,7 @@ TEST_CASE("a kernel reads no block table entry past the table's end where a page
   // (FencedTables) and source buffer: the control, the same kernel without those guards, reads entry 3 and
   // dies of SIGSEGV.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  auto cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 32;
-  cache.params["num_tokens"] = 48;
+  const spec::CacheShape cache = legacy_pack_cache(catalog);
   test::TempDir specs;
   const auto legacy = legacy_with_blocks(catalog, specs, 16);
   const auto host = spec::load_layout(catalog.find_layout("sglang-host-page-head").string());
@@ -530,15 +545,7 @@ TEST_CASE("a kernel reads no block table entry past the table's end where a page
       CHECK(run.wrong_bytes == 0);
       CHECK(run.moved > 0);
       // The control, in a child process: it must die on the fence, not return.
-      const pid_t child = fork();
-      REQUIRE(child >= 0);
-      if (child == 0) {
-        signal(SIGSEGV, SIG_DFL);  // die of it, not of a sanitizer's handler (scripts/sanitize.sh)
-        test::run_against_oracle(library.find("fenced_unguarded"), S, T, k, 48, 1);
-        _exit(0);
-      }
-      int status = 0;
-      REQUIRE(waitpid(child, &status, 0) == child);
+      const int status = status_in_child([&] { test::run_against_oracle(library.find("fenced_unguarded"), S, T, k, 48, 1); });
       CHECK(WIFSIGNALED(status));
       CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
     }
