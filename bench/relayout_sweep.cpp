@@ -80,13 +80,29 @@ const char* const kHeadline[][2] = {{"hf-dynamic", "vllm-flash-nhd"},    {"vllm-
                                     {"trtllm-pool", "vllm-flash-nhd"},   {"vllm-flash-nhd", "sglang-mha"},
                                     {"vllm-flash-nhd", "vllm-flash-hnd"}, {"vllm-paged-legacy", "vllm-flash-nhd"}};
 
-// Whether a pair's "source/target" name is selected by --filter: a substring of it, or with a trailing '$'
-// its end (X/sglang-host-page-first$ leaves out X/sglang-host-page-first-direct); an empty filter takes all.
+// Whether a pair's "source/target" name is selected by --filter: by any of its comma-separated
+// alternatives, each a substring of the name, or with a leading '^' its start and with a trailing '$' its
+// end (X/sglang-host-page-first$ leaves out X/sglang-host-page-first-direct; ^A/B$ is the one pair A -> B);
+// an empty filter takes all.
+bool matches_alternative(const std::string& name, std::string alternative) {
+  const bool at_start = !alternative.empty() && alternative.front() == '^';
+  if (at_start) alternative.erase(0, 1);
+  const bool at_end = !alternative.empty() && alternative.back() == '$';
+  if (at_end) alternative.pop_back();
+  if (at_start && at_end) return name == alternative;
+  if (at_start) return name.rfind(alternative, 0) == 0;
+  if (at_end) return name.size() >= alternative.size() && name.compare(name.size() - alternative.size(), alternative.size(), alternative) == 0;
+  return name.find(alternative) != std::string::npos;
+}
+
 bool matches_filter(const std::string& name, const std::string& filter) {
   if (filter.empty()) return true;
-  if (filter.back() != '$') return name.find(filter) != std::string::npos;
-  const std::string tail = filter.substr(0, filter.size() - 1);
-  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = filter.find(',', begin);
+    if (matches_alternative(name, filter.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin))) return true;
+    if (comma == std::string::npos) return false;
+    begin = comma + 1;
+  }
 }
 
 // One page-aligned anonymous mapping, touched once before any timing (as a serving cache is), optionally

@@ -62,9 +62,34 @@ std::vector<std::pair<const void*, std::size_t>> table_spans(const std::vector<s
   return spans;
 }
 
+std::vector<std::pair<const void*, std::size_t>> buffer_spans(const enumerate::Storage& storage) {
+  std::vector<std::pair<const void*, std::size_t>> spans;
+  for (const auto& buffer : storage.buffers()) spans.emplace_back(buffer.data(), buffer.size());
+  return spans;
+}
+
+// Copies of the poisoned target buffers, each at `shift` past the source (or a page) modulo 4 KiB.
+class ShiftedTargets {
+ public:
+  ShiftedTargets(const std::vector<std::pair<const void*, std::size_t>>& spans, std::uintptr_t source_at, std::size_t shift) {
+    for (const auto& [data, bytes] : spans) {
+      copies_.emplace_back(bytes + 8192);
+      const auto start = reinterpret_cast<std::uintptr_t>(copies_.back().data());
+      char* at = copies_.back().data() + (source_at + shift - start) % 4096;
+      std::memcpy(at, data, bytes);
+      pointers_.push_back(at);
+    }
+  }
+  const std::vector<void*>& pointers() const { return pointers_; }
+
+ private:
+  std::vector<std::vector<char>> copies_;
+  std::vector<void*> pointers_;
+};
+
 }  // namespace
 
-Fenced::Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align) {
+Fenced::Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align, FenceAt at) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   for (const auto& [data, bytes] : spans) {
     const std::size_t placed = (bytes + align - 1) / align * align, data_pages = (placed + page - 1) / page + 1;
@@ -72,9 +97,10 @@ Fenced::Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, st
     void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) throw std::runtime_error("Fenced: mmap failed");
     mappings_.push_back({base, mapped});
-    char* fence = static_cast<char*>(base) + data_pages * page;
+    // The fence: the last page (the span ends where it begins) or the first (the span begins where it ends).
+    char* fence = at == FenceAt::end ? static_cast<char*>(base) + data_pages * page : static_cast<char*>(base);
     if (mprotect(fence, page, PROT_NONE) != 0) throw std::runtime_error("Fenced: mprotect failed");
-    char* first = fence - placed;
+    char* first = at == FenceAt::end ? fence - placed : fence + page;
     if (bytes > 0) std::memcpy(first, data, bytes);
     pointers_.push_back(first);
   }
@@ -84,12 +110,12 @@ Fenced::~Fenced() {
   for (const Mapping& m : mappings_) munmap(m.base, m.bytes);
 }
 
-FencedTables::FencedTables(const std::vector<std::vector<std::int32_t>>& tables) : copies_(table_spans(tables), sizeof(std::int32_t)) {
+FencedTables::FencedTables(const std::vector<std::vector<std::int32_t>>& tables, FenceAt at) : copies_(table_spans(tables), sizeof(std::int32_t), at) {
   for (void* p : copies_.pointers()) pointers_.push_back(static_cast<const std::int32_t*>(p));
 }
 
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, const enumerate::Enumerated& T, std::size_t k,
-                             std::int64_t num_tokens, int threads, std::size_t target_shift, bool shift_past_page) {
+                             std::int64_t num_tokens, int threads, const Placement& placement) {
   enumerate::Storage src(*S.bound, S.maps[k]), dst(*T.bound, T.maps[k]), expected(*T.bound, T.maps[k]);
   const enumerate::Patterns ps = enumerate::patterns_for(S.layout->dtype), pt = enumerate::patterns_for(T.layout->dtype);
   for (std::int64_t e = 0; e < src.elements(); ++e)
@@ -98,30 +124,21 @@ KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& S, cons
   expected.fill(pt.poison);
   KernelRun run;
   run.moved = enumerate::reference_move(S, T, k, num_tokens, src, expected);
-  const FencedTables st(int32_tables(S, k)), dt(int32_tables(T, k));
+  const FenceAt at = placement.fence.value_or(k % 2 == 1 ? FenceAt::start : FenceAt::end);
+  const FencedTables st(int32_tables(S, k), at), dt(int32_tables(T, k), at);
   const std::vector<const std::int32_t*>&stp = st.pointers(), &dtp = dt.pointers();
-  std::vector<std::pair<const void*, std::size_t>> source_spans;
-  for (const auto& buffer : src.buffers()) source_spans.emplace_back(buffer.data(), buffer.size());
-  const Fenced source(source_spans, 64);
-  std::vector<void*> sp = source.pointers(), dp = dst.bases();
-  // Shifted targets: copies of the poisoned buffers, each at target_shift past the source (or a page)
-  // modulo 4 KiB.
-  std::vector<std::vector<char>> shifted;
-  if (target_shift > 0) {
-    const std::uintptr_t source_at = shift_past_page ? 0 : reinterpret_cast<std::uintptr_t>(sp.at(0));
-    for (std::size_t b = 0; b < dst.buffers().size(); ++b) {
-      const auto& buffer = dst.buffers()[b];
-      shifted.emplace_back(buffer.size() + 8192);
-      const auto start = reinterpret_cast<std::uintptr_t>(shifted.back().data());
-      const std::size_t skip = (source_at + target_shift - start) % 4096;
-      char* at = shifted.back().data() + skip;
-      std::memcpy(at, buffer.data(), buffer.size());
-      dp.at(b) = at;
-    }
-  }
+  // Buffers placed as enumerate::Storage's start (64-byte aligned) or page-aligned.
+  const Fenced source(buffer_spans(src), 64, at);
+  std::vector<void*> sp = source.pointers();
+  const bool shifted = placement.target_shift > 0;
+  const std::vector<std::pair<const void*, std::size_t>> none;
+  const Fenced fenced_targets(shifted ? none : buffer_spans(dst), 64, at);
+  const ShiftedTargets shifted_targets(shifted ? buffer_spans(dst) : none, placement.shift_past_page ? 0 : reinterpret_cast<std::uintptr_t>(sp.at(0)),
+                                       placement.target_shift);
+  std::vector<void*> dp = shifted ? shifted_targets.pointers() : fenced_targets.pointers();
   run.code = kernel(sp.data(), dp.data(), stp.empty() ? nullptr : stp.data(), dtp.empty() ? nullptr : dtp.data(), num_tokens, threads);
   for (std::size_t b = 0; b < dst.buffers().size(); ++b) {
-    const char* got = target_shift > 0 ? static_cast<const char*>(dp[b]) : reinterpret_cast<const char*>(dst.buffers()[b].data());
+    const char* got = static_cast<const char*>(dp.at(b));
     for (std::size_t i = 0; i < dst.buffers()[b].size(); ++i) run.wrong_bytes += got[i] != static_cast<char>(expected.buffers()[b][i]);
   }
   return run;

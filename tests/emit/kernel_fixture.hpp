@@ -2,6 +2,7 @@
 // Running emitted kernels: compile generated sources into a shared library, load it, and check a kernel
 // against the enumeration's byte oracle.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,27 +48,47 @@ struct KernelRun {
   std::int64_t wrong_bytes = 0;  // destination bytes that differ from the oracle's
 };
 
+// Which end of a fenced span (Fenced) meets the unreadable page.
+enum class FenceAt {
+  end,    // the span ends where the page begins: reads or writes past its last byte fault
+  start,  // the span begins where the page ends: reads or writes before its first byte fault
+};
+
+// Where run_against_oracle places the buffers and tables it passes.
+struct Placement {
+  // With `target_shift` > 0 each target buffer is a copy placed `target_shift` bytes past the first source
+  // buffer's address modulo 4 KiB (16-byte aligned shifts keep the ABI's alignment): the placement of
+  // np.empty's arrays, where a copy that runs forward meets 4 KiB aliasing. With `shift_past_page`, each
+  // is placed `target_shift` bytes past a page instead (off a line, whatever the source's placement).
+  // Shifted targets are not fenced (the shift fixes their start modulo the page).
+  std::size_t target_shift = 0;
+  bool shift_past_page = false;
+  // Which end of every table, source buffer and unshifted target buffer is fenced; unset: the end under
+  // table choices 0 and 2, the start under choice 1, so that a test looping over the choices meets both.
+  std::optional<FenceAt> fence;
+
+  static Placement shifted(std::size_t shift) { return Placement{shift, false, std::nullopt}; }
+  static Placement shifted_past_page(std::size_t shift) { return Placement{shift, true, std::nullopt}; }
+  static Placement fenced_at(FenceAt at) { return Placement{0, false, at}; }
+};
+
 // Fills the source with data everywhere, poisons the destination, runs `kernel` and the oracle under table
-// choice k, and compares every destination byte.
-// With `target_shift` > 0 each target buffer is a copy placed `target_shift` bytes past the first source
-// buffer's address modulo 4 KiB (16-byte aligned shifts keep the ABI's alignment): the placement of
-// np.empty's arrays, where a copy that runs forward meets 4 KiB aliasing. With `shift_past_page`, each
-// is placed `target_shift` bytes past a page instead (off a line, whatever the source's placement).
+// choice k, and compares every destination byte. Every table, source buffer and (unshifted) target buffer
+// is passed fenced (Fenced): a kernel that reads or writes outside them dies of SIGSEGV.
 KernelRun run_against_oracle(Kernel kernel, const enumerate::Enumerated& source, const enumerate::Enumerated& target,
-                             std::size_t k, std::int64_t num_tokens, int threads, std::size_t target_shift = 0,
-                             bool shift_past_page = false);
+                             std::size_t k, std::int64_t num_tokens, int threads, const Placement& placement = {});
 
 // int32 copies of a side's tables under choice k, and the pointer arrays the ABI takes.
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k);
 
-// Copies of byte spans, each placed so that it ends where an unreadable page begins (its start rounded down
-// to `align` bytes, so at most align - 1 bytes lie between its end and the page): a kernel that reads past
-// a span's end dies of SIGSEGV instead of reading whatever lies there unseen (the byte oracle sees only
-// what is written). run_against_oracle passes its tables (align 4: every entry past the last faults) and
-// its source buffers (align 64, as enumerate::Storage's buffers start) fenced.
+// Copies of byte spans, each placed against an unreadable, unwritable page: with FenceAt::end it ends where
+// the page begins (its start rounded down to `align` bytes, so at most align - 1 bytes lie between its end
+// and the page); with FenceAt::start it begins where the page ends (page-aligned). A kernel that reads or
+// writes past that end dies of SIGSEGV instead of touching whatever lies there unseen (the byte oracle sees
+// only the buffers' own bytes). The copies are writable: a fenced target is read back from them.
 class Fenced {
  public:
-  Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align);
+  Fenced(const std::vector<std::pair<const void*, std::size_t>>& spans, std::size_t align, FenceAt at = FenceAt::end);
   ~Fenced();
   Fenced(const Fenced&) = delete;
   Fenced& operator=(const Fenced&) = delete;
@@ -86,7 +107,7 @@ class Fenced {
 // int32 tables fenced (Fenced, align 4), with the pointer array the kernels' `st` / `dt` take.
 class FencedTables {
  public:
-  explicit FencedTables(const std::vector<std::vector<std::int32_t>>& tables);
+  FencedTables(const std::vector<std::vector<std::int32_t>>& tables, FenceAt at);
   // The tables' first entries (empty for no tables).
   const std::vector<const std::int32_t*>& pointers() const { return pointers_; }
 

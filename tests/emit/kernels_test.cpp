@@ -486,25 +486,64 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
   }
 }
 
-TEST_CASE("a fenced copy holds its span's bytes up to its last, and reading the byte past it faults", "[emit][kernels]") {
-  // The fixture's fence (Fenced, used for every kernel test's tables and source buffers) as its own
-  // control: a span whose size is a multiple of the alignment ends right at the unreadable page; one that
-  // is not leaves the rounding's bytes readable, and the fence begins past them.
-  for (const std::size_t bytes : {std::size_t{4096}, std::size_t{200}, std::size_t{12}}) {
-    std::vector<char> data(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>(i * 7 + 1);
-    const std::size_t align = bytes == 12 ? 4 : 64;
-    const test::Fenced fenced({{data.data(), bytes}}, align);
-    const char* copy = static_cast<const char*>(fenced.pointers().at(0));
-    CHECK(std::memcmp(copy, data.data(), bytes) == 0);
-    CHECK(reinterpret_cast<std::uintptr_t>(copy) % align == 0);
-    const std::size_t past = (bytes + align - 1) / align * align;  // the first unreadable byte
-    const int status = status_in_child([&] {
-      const volatile char* at = copy + past;
-      (void)*at;
-    });
-    INFO(bytes << " bytes");
-    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
+TEST_CASE("a fenced copy holds its span's bytes, and reading or writing the byte past its fenced end faults", "[emit][kernels]") {
+  // The fixture's fence (Fenced, used for every kernel test's tables, source and target buffers) as its own
+  // control. Fenced at its end, a span whose size is a multiple of the alignment ends right at the
+  // unreadable page; one that is not leaves the rounding's bytes readable, and the fence begins past them.
+  // Fenced at its start, the byte before the first is the fence's last.
+  for (const test::FenceAt at : {test::FenceAt::end, test::FenceAt::start}) {
+    for (const std::size_t bytes : {std::size_t{4096}, std::size_t{200}, std::size_t{12}}) {
+      std::vector<char> data(bytes);
+      for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>(i * 7 + 1);
+      const std::size_t align = bytes == 12 ? 4 : 64;
+      const test::Fenced fenced({{data.data(), bytes}}, align, at);
+      char* copy = static_cast<char*>(fenced.pointers().at(0));
+      INFO(bytes << " bytes, fenced at its " << (at == test::FenceAt::end ? "end" : "start"));
+      CHECK(std::memcmp(copy, data.data(), bytes) == 0);
+      CHECK(reinterpret_cast<std::uintptr_t>(copy) % align == 0);
+      // The first byte outside the span's readable bytes, on the fenced side.
+      char* const outside = at == test::FenceAt::end ? copy + (bytes + align - 1) / align * align : copy - 1;
+      // Inside, every byte is writable (a fenced target is written there).
+      copy[0] = copy[bytes - 1] = 'k';
+      const int read_status = status_in_child([&] { (void)*static_cast<volatile const char*>(outside); });
+      CHECK((WIFSIGNALED(read_status) && WTERMSIG(read_status) == SIGSEGV));
+      const int write_status = status_in_child([&] { *static_cast<volatile char*>(outside) = 'k'; });
+      CHECK((WIFSIGNALED(write_status) && WTERMSIG(write_status) == SIGSEGV));
+    }
+  }
+}
+
+TEST_CASE("a kernel writing one line past its target's end, or one line before its start, dies on the fence", "[emit][kernels]") {
+  // The fixture fences every unshifted target buffer (run_against_oracle): the controls are a kernel that
+  // writes the whole of LMCache's contiguous buffer (67 tokens, every byte of it) with its target pointer
+  // moved one line on, or one line back. The byte oracle would see both as wrong bytes; the fence must see
+  // the first write outside the buffer, before the oracle compares anything.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto small = spec::load_cache(catalog.find_cache("small").string());
+  const auto source = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
+  const auto target = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
+  const prove::Proof p = prove::prove(source, target, small);
+  REQUIRE(emit::emittable(p.grade, false));
+  emit::EmitOptions o;
+  o.name = "whole";
+  const std::string target_pointer = "char* const pT = static_cast<char*>(T[INT64_C(0)]);";
+  const std::string past = broken_kernel(p, o, "one_line_past", target_pointer, "char* const pT = static_cast<char*>(T[INT64_C(0)]) + 64;");
+  const std::string before = broken_kernel(p, o, "one_line_before", target_pointer, "char* const pT = static_cast<char*>(T[INT64_C(0)]) - 64;");
+  test::TempDir dir;
+  test::KernelLibrary library({emit::emit_kernel(p, o), past, before}, dir.path().string());
+  const auto S = enumerate::enumerate_layout(source, small), T = enumerate::enumerate_layout(target, small);
+  for (const std::string& variant : test::isa_variants()) {
+    test::ScopedIsa isa(variant);
+    for (const test::FenceAt at : {test::FenceAt::end, test::FenceAt::start}) {
+      INFO(variant << " variant, fenced at the " << (at == test::FenceAt::end ? "end" : "start"));
+      const test::KernelRun run = test::run_against_oracle(library.find("whole"), S, T, 0, 67, 1, test::Placement::fenced_at(at));
+      CHECK(run.code == 0);
+      CHECK(run.wrong_bytes == 0);
+      CHECK(run.moved == 2 * 2 * 67 * 4 * 16);  // every element of the target: its last byte is written
+      const char* control = at == test::FenceAt::end ? "one_line_past" : "one_line_before";
+      const int status = status_in_child([&] { test::run_against_oracle(library.find(control), S, T, 0, 67, 1, test::Placement::fenced_at(at)); });
+      CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
+    }
   }
 }
 
@@ -515,7 +554,7 @@ TEST_CASE("a kernel reads no block table entry past the table's end where a page
   // token is already past the last is skipped first (statements.cpp, least_value), and the next
   // step's entry is prefetched only where that step moves something. The fixture fences every table
   // (FencedTables) and source buffer: the control, the same kernel without those guards, reads entry 3 and
-  // dies of SIGSEGV.
+  // dies of SIGSEGV on a table fenced at its end.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const spec::CacheShape cache = legacy_pack_cache(catalog);
   test::TempDir specs;
@@ -545,7 +584,7 @@ TEST_CASE("a kernel reads no block table entry past the table's end where a page
       CHECK(run.wrong_bytes == 0);
       CHECK(run.moved > 0);
       // The control, in a child process: it must die on the fence, not return.
-      const int status = status_in_child([&] { test::run_against_oracle(library.find("fenced_unguarded"), S, T, k, 48, 1); });
+      const int status = status_in_child([&] { test::run_against_oracle(library.find("fenced_unguarded"), S, T, k, 48, 1, test::Placement::fenced_at(test::FenceAt::end)); });
       CHECK(WIFSIGNALED(status));
       CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV));
     }
@@ -846,12 +885,12 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
     for (std::size_t k = 0; k < 3; ++k) {
       for (std::size_t shift : {std::size_t{0}, std::size_t{16}, std::size_t{48}}) {
         INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, target " << shift << " bytes past the source");
-        test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, 67, 1, shift);
+        test::KernelRun run = test::run_against_oracle(library.find(o.name), S, T, k, 67, 1, test::Placement::shifted(shift));
         CHECK(run.code == 0);
         CHECK(run.wrong_bytes == 0);
         CHECK(run.moved > 0);
         if (shift == 0) continue;  // unshifted buffers lie wherever the allocator put them
-        test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, 67, 1, shift);
+        test::KernelRun bad = test::run_against_oracle(library.find(o_broken.name), S, T, k, 67, 1, test::Placement::shifted(shift));
         CHECK(bad.code == 0);
         CHECK(bad.wrong_bytes > 0);
       }
@@ -909,12 +948,12 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes in eit
     for (std::size_t k = 0; k < 3; ++k) {
       for (std::size_t shift : {std::size_t{64}, std::size_t{16}, std::size_t{32}, std::size_t{48}}) {
         INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, target " << shift << " bytes past a page");
-        test::KernelRun run = test::run_against_oracle(library.find(o.name), r.source, r.target, k, 67, 1, shift, true);
+        test::KernelRun run = test::run_against_oracle(library.find(o.name), r.source, r.target, k, 67, 1, test::Placement::shifted_past_page(shift));
         CHECK(run.code == 0);
         CHECK(run.wrong_bytes == 0);
         CHECK(run.moved > 0);
         auto wrong = [&](const char* name) {
-          test::KernelRun bad = test::run_against_oracle(library.find(name), r.source, r.target, k, 67, 1, shift, true);
+          test::KernelRun bad = test::run_against_oracle(library.find(name), r.source, r.target, k, 67, 1, test::Placement::shifted_past_page(shift));
           CHECK(bad.code == 0);
           return bad.wrong_bytes;
         };
