@@ -51,6 +51,8 @@ Plan align_interleaved_passes(Plan plan, int source_bytes) {
       runs.loops = *loops;
       runs.source_order_from = -1;
       runs.target_order_loops.clear();
+      runs.by_source_loops.clear();
+      runs.by_source_from = -1;
       break;
     }
   }

@@ -493,6 +493,19 @@ namespace {
 // vllm033-bhlnc 0.92-0.95 / 1.49 -> 0.51 / 0.79-0.83.
 constexpr std::int64_t kMostReadStreams = 32;
 
+// The longest run whose cell, kept in the target's order only by kMostReadStreams (17 to 32 read streams),
+// carries the source's order beside it (Cell::by_source_loops) for the CPUs whose prefetchers do not follow
+// that many streams: on an AMD EPYC (Zen 3, KVM) the source's order measured faster there, for short runs
+// only. kvlayout_bench_sweep --ab KVLAYOUT_SOURCE_ORDER=off (256 MiB, 9 interleaved repetitions, 1 / 2
+// threads, ratio to memcpy, the target's order -> the source's): 256-byte runs into SGLang's page_head pool
+// from trtllm-pool 0.63x / 0.79x -> 1.17x / 0.96x, dynamo-universal 0.62 / 0.80 -> 1.00 / 0.92,
+// vllm-flash-hnd 0.60 / 0.76 -> 0.74 / 0.77, hf-dynamic 0.70 / 0.84 -> 0.80 / 0.82, and out of SGLang's
+// host pools into vLLM 0.3.3's and Dynamo's cross-layer blocks 0.69-0.77 / 0.83-0.89 -> 0.90-1.03 /
+// 0.93-1.00 (12 pairs: 1.14-1.86x as fast at one thread, 0.98-1.21x at two); 2 KiB runs into the page_first
+// pool measured mixed (1.09-1.48x at one thread, 0.68-1.12x at two: vllm-flash-nhd 0.72x -> 0.49x), so
+// longer runs keep the target's order everywhere.
+constexpr std::int64_t kLongestRunBySourceOnAmd = 512;
+
 // The largest box, in bytes, whose loops are reordered by the source: a few paged blocks. Measured on 32 KiB
 // blocks only; larger boxes keep the destination's order until a measurement says otherwise.
 constexpr std::int64_t kSourceOrderedTileBytes = std::int64_t{256} << 10;
@@ -539,7 +552,8 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
 // Phase 5b: where each run is whole target lines, every loop in the source's physical order instead,
 // unless that scatters the writes while the target's order reads a few sequential streams, each at least
 // a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few; then
-// (order_block_by_source) only inside a block. Sequential reads are what the hardware prefetcher follows
+// (order_block_by_source) only inside a block, with the source's order kept beside it where the runs are
+// short and only kMostReadStreams made the streams few (by_source_loops). Sequential reads are what the hardware prefetcher follows
 // and a table the source is read through is read in the order of the source's blocks. Measured in one
 // sweep each (kvlayout_bench_sweep, 256 MiB, the first 565 pairs, one thread): every loop by the source
 // gave a median 1.08x the target's order and 293 -> 154 pairs below 0.8x memcpy, but halved pairs whose
@@ -568,11 +582,18 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
   const bool target_order_reads_few =
       reads <= kMostStreams || (reads <= kMostReadStreams && streams_along(cell, cell.loops, cell.target) <= kMostStreams);
   const bool writes_pages = contiguous_chunk(cell, by_source, cell.target) * element_bytes >= kLeastReadStreamBytes;
+  const auto differ = std::mismatch(by_source.begin(), by_source.end(), cell.loops.begin());
   if (streams_along(cell, by_source, cell.target) > kMostStreams && !writes_pages && target_order_reads_few) {
-    order_block_by_source(cell, element_bytes);  // the target's order reads a few streams, the source's would scatter the writes
+    // The target's order reads a few streams, the source's would scatter the writes. Where only
+    // kMostReadStreams made the streams few (measured on Intel), the source's order is kept beside it for
+    // the CPUs whose prefetchers follow fewer (kLongestRunBySourceOnAmd).
+    if (differ.first != by_source.end() && reads > kMostStreams && cell.run_elements * element_bytes <= kLongestRunBySourceOnAmd) {
+      cell.by_source_loops = by_source;
+      cell.by_source_from = static_cast<int>(differ.first - by_source.begin());
+    }
+    order_block_by_source(cell, element_bytes);
     return;
   }
-  const auto differ = std::mismatch(by_source.begin(), by_source.end(), cell.loops.begin());
   if (differ.first == by_source.end()) return;  // the orders agree: nothing to change
   cell.source_order_from = static_cast<int>(differ.first - by_source.begin());
   cell.loops = std::move(by_source);
@@ -835,6 +856,11 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
     for (std::size_t l = 0; l < c.loops.size(); ++l) {
       if (static_cast<int>(l) == c.source_order_from) out += " | in source order:";
       out += " " + c.modes[static_cast<std::size_t>(c.loops[l])].var;
+    }
+    if (!c.by_source_loops.empty()) {
+      out += " (on AMD CPUs:";
+      for (int m : c.by_source_loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+      out += ")";
     }
     if (c.tile_target_contiguous >= 0) {
       std::string across = c.modes[static_cast<std::size_t>(c.tile_target_contiguous)].var;

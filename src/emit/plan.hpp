@@ -82,6 +82,13 @@ struct Cell {
   // instead when a target instance starts off a 64-byte line, where the source's order measured slower
   // (see print_variant in cpu.cpp).
   std::vector<int> target_order_loops;
+  // Where order_by_source kept the target's order for its 17 to 32 read streams of short runs while the
+  // source's would scatter the writes (phase 5b, kLongestRunBySourceOnAmd), every loop in the source's
+  // order: the CPU kernel takes them instead on AMD CPUs (kv_reads_by_source in cpu.cpp), when every target
+  // instance starts on a line. Empty otherwise. Their first loop out of the target's order is
+  // by_source_from.
+  std::vector<int> by_source_loops;
+  int by_source_from = -1;
   // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
   // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
   // inside the innermost loop instead of element by element; -1 when not.

@@ -39,15 +39,18 @@ std::size_t pair_sample() {
 }
 
 ScopedIsa::ScopedIsa(const std::string& variant) : ScopedIsa(variant, variant != "baseline") {}
-ScopedIsa::ScopedIsa(const std::string& variant, bool staged) {
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged) : ScopedIsa(variant, staged, variant != "baseline") {}
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool by_source) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
+  setenv("KVLAYOUT_SOURCE_ORDER", by_source ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
   unsetenv("KVLAYOUT_PREFETCH");
   unsetenv("KVLAYOUT_STAGE");
+  unsetenv("KVLAYOUT_SOURCE_ORDER");
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

@@ -1,5 +1,6 @@
 // The move plan: what "fast by construction" means, checked on the plan itself.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <regex>
 #include <tuple>
 
@@ -296,8 +297,33 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     // Read by the source, every 256-byte run would be written 8 KiB from the last (kMostReadStreams).
     auto p = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b");
     REQUIRE(p.plan.cells.size() == 1);
-    CHECK(p.plan.cells[0].source_order_from == -1);
-    CHECK(loop_names(p.plan.cells[0]).back() == "layer");
+    const auto& c = p.plan.cells[0];
+    CHECK(c.source_order_from == -1);
+    CHECK(loop_names(c).back() == "layer");
+    // 32 read streams of 256-byte runs: the source's order is kept beside it for AMD CPUs, every loop in it.
+    REQUIRE_FALSE(c.by_source_loops.empty());
+    std::vector<int> by_source = c.by_source_loops;
+    std::vector<int> sorted = c.loops;
+    std::sort(by_source.begin(), by_source.end());
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(by_source == sorted);  // the same loops, in another order
+    CHECK(c.modes[static_cast<std::size_t>(c.by_source_loops.back())].var != "layer");
+    CHECK(c.by_source_from >= 0);
+    CHECK(c.loops[static_cast<std::size_t>(c.by_source_from)] != c.by_source_loops[static_cast<std::size_t>(c.by_source_from)]);
+    CHECK(emit::describe(p.plan, p.source, p.target).find("(on AMD CPUs:") != std::string::npos);
+  }
+  SECTION("2 KiB runs into SGLang's page_first pool keep only the target's order, on every CPU") {
+    // The control of the clause above: 32 read streams too, but the source's order measured mixed for runs
+    // this long (kLongestRunBySourceOnAmd).
+    auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) {
+      CHECK(c.run_elements * 2 == 2048);
+      CHECK(c.by_source_loops.empty());
+    }
+  }
+  SECTION("HF's per-head rows into vLLM's blocks read 8 streams, few on any CPU: no source's order beside the target's") {
+    auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b");
+    for (const auto& c : p.plan.cells) CHECK(c.by_source_loops.empty());
   }
   SECTION("from SGLang's token pool into vLLM 0.3.3's cross-layer blocks the slots' order scatters both sides: the source's order") {
     // The control of the clause above: 32 read streams, but the writes of that order are scattered too.
