@@ -64,7 +64,8 @@ struct Options {
   std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
   bool hugepages = false;
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
-  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER), interleaved; --isa-ab is
+  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
+  // KVLAYOUT_ROW_PREFETCH), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   bool headline_only = false;  // --headline-only: the six headline pairs alone

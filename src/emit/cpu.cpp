@@ -479,7 +479,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + ps + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
       return;
     }
-    w.line("for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
+    w.line("if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
            next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");");
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
@@ -646,9 +646,10 @@ template <int64_t BYTES>
 
 // A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 1-4 KiB) only
 // where the call's CPU gains from them (kv_long_prefetches, set per call by kv_run_part). A tile's rows
-// (kv_prefetch) are prefetched on every CPU: the transposes compute between their loads and gain from them
-// where copies did not. Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, each head's 4 KiB
-// page prefetched a block ahead into vllm-paged-legacy: from flashinfer-hnd (three runs) 0.50-0.56x /
+// (kv_prefetch) are prefetched on every CPU where they abut (rows far apart, prefetched row by row, follow
+// kv_row_prefetches): the transposes compute between their loads and gain from them where copies did not.
+// Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, each head's 4 KiB page prefetched a block
+// ahead into vllm-paged-legacy: from flashinfer-hnd (three runs) 0.50-0.56x /
 // 0.55-0.64x of memcpy without, 0.56-0.59x / 0.72x with; from trtllm-pool (two) 0.50-0.53 / 0.59-0.62 ->
 // 0.58 / 0.64-0.72; from vllm-flash-hnd (two) 0.51-0.56 / 0.67-0.75 -> 0.61-0.64 / 0.70-0.79. From
 // vllm033-bhlnc (a 7.75 KiB span over a head's rows in each layer) it made no difference.
@@ -1694,6 +1695,20 @@ static std::atomic<bool> kv_staged_bursts{false};
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_reads_by_source{false};
 
+// Whether a call prefetches a tile's source rows row by row where they lie far apart (a block's 16 token
+// rows of one head, 2 KiB apart in vLLM's NHD cache; print_copy's prefetch_rows): not on AMD CPUs, nor where
+// the environment says KVLAYOUT_ROW_PREFETCH=off (=on forces them; the tests run the kernels both ways
+// against the byte oracle). Rows that abut (a head's 4 KiB page of an HND cache) are prefetched as one span
+// everywhere (see kv_prefetch). Measured on an AMD EPYC (Zen 3, KVM), kvlayout_bench_sweep --ab
+// KVLAYOUT_ROW_PREFETCH=off, 256 MiB, 5 interleaved repetitions, over every pair into or out of the
+// token-fastest caches: the 9 kernels with such rows, all into vllm-paged-legacy's V, ran 1.01-1.16x as
+// fast without them at one thread (median 1.09x; vllm-flash-nhd 0.61x -> 0.71x of memcpy,
+// sglang-host-page-first-direct 0.62 -> 0.71) and 1.01-1.11x at two (vllm-flash-nhd 0.72 -> 0.80), none
+// slower. Other CPUs keep them (not measured there).
+[[maybe_unused]] static inline bool kv_row_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_ROW_PREFETCH", false, true); }
+// Read by the tiles whose rows lie far apart; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_row_prefetches{true};
+
 )";
 
 void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool avx2) {
@@ -1779,11 +1794,13 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
-  w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted, kv_reads_by_source_wanted) this call runs with.");
+  w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted, kv_reads_by_source_wanted,");
+  w.line("// kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
+  w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");
   w.line("#endif");

@@ -553,8 +553,9 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
 // unless that scatters the writes while the target's order reads a few sequential streams, each at least
 // a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few; then
 // (order_block_by_source) only inside a block, with the source's order kept beside it where the runs are
-// short and only kMostReadStreams made the streams few (by_source_loops). Sequential reads are what the hardware prefetcher follows
-// and a table the source is read through is read in the order of the source's blocks. Measured in one
+// short and only kMostReadStreams made the streams few (by_source_loops). Sequential reads are what the
+// hardware prefetcher follows and a table the source is read through is read in the order of the source's
+// blocks. Measured in one
 // sweep each (kvlayout_bench_sweep, 256 MiB, the first 565 pairs, one thread): every loop by the source
 // gave a median 1.08x the target's order and 293 -> 154 pairs below 0.8x memcpy, but halved pairs whose
 // writes it scattered where the target's order read few streams (hf-dynamic -> vllm-flash-nhd 1.32x ->

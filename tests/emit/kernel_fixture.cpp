@@ -43,12 +43,14 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged) : ScopedIsa(varian
 ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool by_source) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
+  setenv("KVLAYOUT_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
   setenv("KVLAYOUT_SOURCE_ORDER", by_source ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
   unsetenv("KVLAYOUT_PREFETCH");
+  unsetenv("KVLAYOUT_ROW_PREFETCH");
   unsetenv("KVLAYOUT_STAGE");
   unsetenv("KVLAYOUT_SOURCE_ORDER");
 }

@@ -382,7 +382,7 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
   }
 }
 
-TEST_CASE("a tile's rows are prefetched on every CPU, and only a run's long prefetch follows the CPU's policy", "[emit][plan]") {
+TEST_CASE("a tile's abutting rows are prefetched on every CPU, rows far apart and a run's long prefetch only where the CPU's policies say", "[emit][plan]") {
   auto code_of = [](const char* source, const char* target) {
     spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
     auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
@@ -401,6 +401,12 @@ TEST_CASE("a tile's rows are prefetched on every CPU, and only a run's long pref
   const std::string runs = code_of("vllm-flash-nhd", "sglang-host-page-first");
   CHECK_THAT(runs, Catch::Contains("kv_prefetch_run<2048>("));
   CHECK_THAT(runs, !Catch::Contains("kv_prefetch<2048>("));
+  // vLLM's NHD blocks into the legacy V: a tile's 16 token rows of one head lie 2 KiB apart, prefetched
+  // row by row only where the CPU's policy says (kv_row_prefetches: not on AMD, measured there), while the
+  // HND page above is prefetched unconditionally.
+  const std::string rows = code_of("vllm-flash-nhd", "vllm-paged-legacy");
+  CHECK_THAT(rows, Catch::Contains("if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
+  CHECK_THAT(tiles, !Catch::Contains("kv_row_prefetches.load(std::memory_order_relaxed)) for"));
 }
 
 TEST_CASE("a tile prefetches the source rows it reads, not the span between them", "[emit][plan]") {
@@ -427,7 +433,7 @@ TEST_CASE("a tile prefetches the source rows it reads, not the span between them
   }
   CHECK(prefetches > 0);
   CHECK(largest <= 2048);  // K's lines and V's 256-byte rows
-  CHECK_THAT(code, Catch::Contains("for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
+  CHECK_THAT(code, Catch::Contains("if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < INT64_C(16); ++r) kv_prefetch<256>("));
 }
 
 TEST_CASE("a copy prefetches the next block, or a strided step inside a block too large to prefetch whole", "[emit][plan]") {
