@@ -31,9 +31,10 @@ std::size_t pair_sample();
 // Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call), and
 // its per-CPU policies, so that every kernel runs against the byte oracle both ways on any CPU: the
 // prefetch policies (KVLAYOUT_PREFETCH, KVLAYOUT_ROW_PREFETCH) on for the baseline, off for AVX2 (a
-// prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts (KVLAYOUT_STAGE) off for the baseline, on for
-// AVX2, or as `staged` says; the nests kept in the target's order for their few read streams walked in
-// the source's order (KVLAYOUT_SOURCE_ORDER) off for the baseline, on for AVX2, or as `by_source` says.
+// prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts
+// (KVLAYOUT_STAGE) off for the baseline, on for AVX2, or as `staged` says; the nests kept in the target's
+// order for their few read streams walked in the source's order (KVLAYOUT_SOURCE_ORDER) off for the
+// baseline, on for AVX2, or as `by_source` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);
