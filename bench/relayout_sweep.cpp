@@ -65,7 +65,7 @@ struct Options {
   bool hugepages = false;
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
   // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
-  // KVLAYOUT_ROW_PREFETCH), interleaved; --isa-ab is
+  // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   bool headline_only = false;  // --headline-only: the six headline pairs alone
@@ -354,7 +354,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             p.kernel = pairs[static_cast<std::size_t>(first->second)].kernel;
             p.code.clear();
           }
-          const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::PlanOptions{.invert_tables = true});
+          const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::kCpuPlanOptions);
           p.kind = move_kind(plan, proof.source_bound->element_bytes());
           if (p.kind.rfind("transpose", 0) == 0) p.turn = transpose_turn(plan, proof.source_bound->element_bytes());
           p.pattern_share = pattern_share(plan, proof.source_bound->element_bytes());

@@ -1686,7 +1686,7 @@ static std::atomic<bool> kv_long_prefetches{true};
 static std::atomic<bool> kv_staged_bursts{false};
 
 // Whether a call walks the nests kept in the target's order only because it reads a few streams while the
-// source's order would scatter the writes (kvlayout's plan.hpp, by_source_loops) in the source's order
+// source's order would scatter the writes (kvlayout's plan.hpp, CpuOrder::by_source) in the source's order
 // instead: on AMD CPUs, or where the environment says KVLAYOUT_SOURCE_ORDER=on (=off forces the target's;
 // the tests run the kernels both ways against the byte oracle). The target's order was measured the
 // faster on an Intel Xeon (see streams_along in kvlayout's emit/plan.hpp), the source's on an AMD EPYC
@@ -1694,6 +1694,16 @@ static std::atomic<bool> kv_staged_bursts{false};
 [[maybe_unused]] static inline bool kv_reads_by_source_wanted() { return kv_cpu_choice("KVLAYOUT_SOURCE_ORDER", true, false); }
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_reads_by_source{false};
+
+// Whether a call walks the nests that move a per-layer source into a cache holding a token's layers
+// together (kvlayout's plan.hpp, CpuOrder::instance_groups) four layers at a time, innermost, instead of a
+// layer at a time (each run written alone) or every layer innermost (one read stream per layer): on AMD
+// CPUs, or where the environment says KVLAYOUT_INSTANCE_GROUPS=on (=off forces the plan's own order; the
+// tests run the kernels both ways against the byte oracle). Measured on an AMD EPYC only: see
+// kInstanceGroup in kvlayout's emit/plan.cpp. Other CPUs keep the plan's order (not measured there).
+[[maybe_unused]] static inline bool kv_instance_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, false); }
+// Read by run_part; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_instance_groups{false};
 
 // Whether a call prefetches a tile's source rows row by row where they lie far apart (a block's 16 token
 // rows of one head, 2 KiB apart in vLLM's NHD cache; print_copy's prefetch_rows): not on AMD CPUs, nor where
@@ -1710,6 +1720,11 @@ static std::atomic<bool> kv_reads_by_source{false};
 static std::atomic<bool> kv_row_prefetches{true};
 
 )";
+
+// The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
+// generated file) that takes it.
+std::string cpu_order_suffix(CpuOrder order) { return order == CpuOrder::by_source ? "_by_source" : "_in_groups"; }
+std::string cpu_order_choice(CpuOrder order) { return order == CpuOrder::by_source ? "kv_reads_by_source" : "kv_instance_groups"; }
 
 void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool avx2) {
   const int sb = spec::dtype_bytes(p.source_layout->dtype), tb = spec::dtype_bytes(p.target_layout->dtype);
@@ -1731,13 +1746,18 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   for (Cell& c : off_lines.cells)
     if (c.source_order_from >= 0) c.loops = c.target_order_loops, c.source_order_from = -1;
   auto has_off_lines_nest = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].source_order_from >= 0; };
-  // A nest kept in the target's order for its few read streams is printed again in the source's order
-  // (Cell::by_source_loops), taken on the CPUs that read faster so (kv_reads_by_source) when every target
-  // instance starts on a line: the source's order writes whole target lines only there.
-  Plan by_source = plan;
-  for (Cell& c : by_source.cells)
-    if (!c.by_source_loops.empty()) c.loops = c.by_source_loops, c.source_order_from = c.by_source_from, c.target_order_loops.clear();
-  auto has_by_source_nest = [&](const std::vector<Sibling>& group) { return !plan.cells[static_cast<std::size_t>(group.front().cell)].by_source_loops.empty(); };
+  // A nest with a second order (Cell::cpu_loops) is printed again in it, taken on the CPUs that chose it
+  // (cpu_order_choice) when every target instance starts on a line: that order writes whole target lines
+  // only there.
+  Plan per_cpu = plan;
+  for (Cell& c : per_cpu.cells) {
+    if (c.cpu_order == CpuOrder::none) continue;
+    c.loops = c.cpu_loops;
+    c.source_order_from = c.cpu_order == CpuOrder::by_source ? c.cpu_loops_from : -1;
+    c.target_order_loops.clear();
+  }
+  auto cpu_order_of = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].cpu_order; };
+  auto has_per_cpu_nest = [&](const std::vector<Sibling>& group) { return cpu_order_of(group) != CpuOrder::none; };
   for (const auto& group : groups) {
     print_cell(w, plan, group, sb, tb, convert);
     w.line();
@@ -1745,14 +1765,14 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
       print_cell(w, off_lines, group, sb, tb, convert, "_off_lines");
       w.line();
     }
-    if (has_by_source_nest(group)) {
-      print_cell(w, by_source, group, sb, tb, convert, "_by_source");
+    if (has_per_cpu_nest(group)) {
+      print_cell(w, per_cpu, group, sb, tb, convert, cpu_order_suffix(cpu_order_of(group)));
       w.line();
     }
   }
   w.open("static void run_part(const void* const* S, void* const* T, const int32_t* const* st, const int32_t* const* dt, "
          "int64_t n, int64_t part, int64_t parts, bool stream)");
-  if (std::any_of(groups.begin(), groups.end(), has_off_lines_nest) || std::any_of(groups.begin(), groups.end(), has_by_source_nest)) {
+  if (std::any_of(groups.begin(), groups.end(), has_off_lines_nest) || std::any_of(groups.begin(), groups.end(), has_per_cpu_nest)) {
     w.line("bool kv_lines = true;  // every target instance starts on a 64-byte line");
     w.line("for (int i = 0; i < " + std::to_string(instance_count(*p.target_bound)) +
            "; ++i) kv_lines = kv_lines && reinterpret_cast<uintptr_t>(T[i]) % 64 == 0;");
@@ -1760,8 +1780,9 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   auto nest = [&](const std::vector<Sibling>& group) {
     const std::string name = "cell" + std::to_string(group.front().cell);
     const std::string by_target = has_off_lines_nest(group) ? "(kv_lines ? " + name + " : " + name + "_off_lines)" : name;
-    if (!has_by_source_nest(group)) return by_target;
-    return "(kv_lines && kv_reads_by_source.load(std::memory_order_relaxed) ? " + name + "_by_source : " + by_target + ")";
+    if (!has_per_cpu_nest(group)) return by_target;
+    const CpuOrder order = cpu_order_of(group);
+    return "(kv_lines && " + cpu_order_choice(order) + ".load(std::memory_order_relaxed) ? " + name + cpu_order_suffix(order) + " : " + by_target + ")";
   };
   if (interleaved_passes(plan, groups, sb)) {
     // One pass per flattened iteration of the first nest (each nest's part is split as evenly; see print_cell),
@@ -1795,11 +1816,12 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted, kv_reads_by_source_wanted,");
-  w.line("// kv_row_prefetches_wanted) this call runs with.");
+  w.line("// kv_instance_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
+  w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

@@ -56,10 +56,9 @@ std::string emit_kernel(const prove::Proof& proof, const EmitOptions& options) {
   bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (!identifier) throw spec::SpecError("", "--name", "\"" + name + "\"", "a C identifier (letters, digits, _)");
-  // Only the planned CPU kernel builds inverted tables (PlanOptions::invert_tables).
-  PlanOptions plan_options;
-  plan_options.invert_tables = options.target == Target::Cpu && !options.naive;
-  Plan plan = make_plan(*proof.source_bound, *proof.target_bound, plan_options);
+  // Only the planned CPU kernel builds inverted tables and instance groups (kCpuPlanOptions).
+  const bool planned_cpu = options.target == Target::Cpu && !options.naive;
+  Plan plan = make_plan(*proof.source_bound, *proof.target_bound, planned_cpu ? kCpuPlanOptions : PlanOptions{});
   if (options.target == Target::Cuda) return cuda_kernel(proof, plan, options);
   return options.naive ? cpu_naive_kernel(proof, plan, options) : cpu_kernel(proof, plan, options);
 }

@@ -51,8 +51,9 @@ Plan align_interleaved_passes(Plan plan, int source_bytes) {
       runs.loops = *loops;
       runs.source_order_from = -1;
       runs.target_order_loops.clear();
-      runs.by_source_loops.clear();
-      runs.by_source_from = -1;
+      runs.cpu_order = CpuOrder::none;
+      runs.cpu_loops.clear();
+      runs.cpu_loops_from = -1;
       break;
     }
   }

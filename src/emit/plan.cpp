@@ -213,16 +213,21 @@ std::string digit_name(const std::string& coord, std::int64_t weight, std::int64
   return coord + "_div" + std::to_string(weight) + "_mod" + std::to_string(next / weight);
 }
 
-// Phase 1: every coordinate split into mixed-radix digits wherever either side divides it (one mode per
-// digit, least significant first). @post the modes' extents multiply to each coordinate's span.
-// `names` are the coordinates' names (the token's is "slot" in an inverted cell, whose `token` is -1).
+// Divisors a plan phase adds to a coordinate's own (phase 5f's instance groups), by coordinate.
+using ExtraDivisors = std::map<int, std::int64_t>;
+
+// Phase 1: every coordinate split into mixed-radix digits wherever either side divides it, or `extra`
+// asks (one mode per digit, least significant first). @post the modes' extents multiply to each
+// coordinate's span. `names` are the coordinates' names (the token's is "slot" in an inverted cell, whose
+// `token` is -1).
 std::vector<Digits> split_into_modes(const std::vector<std::string>& names, const layout::BoundView& sv, const layout::BoundView& tv,
-                                     const layout::Cell& box, int token, Cell& cell) {
+                                     const layout::Cell& box, int token, const ExtraDivisors& extra, Cell& cell) {
   const std::size_t n = names.size();
   std::vector<std::set<std::int64_t>> divisors(n);
   std::vector<bool> opaque(n, false);
   for (const auto* v : {&sv, &tv})
     for (const auto& e : v->index) collect_divisors(e, divisors, opaque);
+  for (const auto& [c, m] : extra) divisors[static_cast<std::size_t>(c)].insert(m);
   std::vector<Digits> digits(n);
   for (std::size_t c = 0; c < n; ++c) {
     CellCoordinate cc{names[c], box.ranges[c].lo, box.ranges[c].hi, {}, false};
@@ -494,7 +499,7 @@ namespace {
 constexpr std::int64_t kMostReadStreams = 32;
 
 // The longest run whose cell, kept in the target's order only by kMostReadStreams (17 to 32 read streams),
-// carries the source's order beside it (Cell::by_source_loops) for the CPUs whose prefetchers do not follow
+// carries the source's order beside it (CpuOrder::by_source) for the CPUs whose prefetchers do not follow
 // that many streams: on an AMD EPYC (Zen 3, KVM) the source's order measured faster there, for short runs
 // only. kvlayout_bench_sweep --ab KVLAYOUT_SOURCE_ORDER=off (256 MiB, 9 interleaved repetitions, 1 / 2
 // threads, ratio to memcpy, the target's order -> the source's): 256-byte runs into SGLang's page_head pool
@@ -553,7 +558,7 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
 // unless that scatters the writes while the target's order reads a few sequential streams, each at least
 // a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few; then
 // (order_block_by_source) only inside a block, with the source's order kept beside it where the runs are
-// short and only kMostReadStreams made the streams few (by_source_loops). Sequential reads are what the
+// short and only kMostReadStreams made the streams few (CpuOrder::by_source). Sequential reads are what the
 // hardware prefetcher follows and a table the source is read through is read in the order of the source's
 // blocks. Measured in one
 // sweep each (kvlayout_bench_sweep, 256 MiB, the first 565 pairs, one thread): every loop by the source
@@ -589,8 +594,9 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
     // kMostReadStreams made the streams few (measured on Intel), the source's order is kept beside it for
     // the CPUs whose prefetchers follow fewer (kLongestRunBySourceOnAmd).
     if (differ.first != by_source.end() && reads > kMostStreams && cell.run_elements * element_bytes <= kLongestRunBySourceOnAmd) {
-      cell.by_source_loops = by_source;
-      cell.by_source_from = static_cast<int>(differ.first - by_source.begin());
+      cell.cpu_order = CpuOrder::by_source;
+      cell.cpu_loops = by_source;
+      cell.cpu_loops_from = static_cast<int>(differ.first - by_source.begin());
     }
     order_block_by_source(cell, element_bytes);
     return;
@@ -677,13 +683,90 @@ void order_elements_by_scattered_source(Cell& cell, std::int64_t element_bytes) 
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
 }
 
+// How many tensor instances phase 5f's second order walks at a time, innermost: each piece of the target
+// is that many runs long, and the source is read in as many streams. Measured on an AMD EPYC (Zen 3,
+// KVM), kvlayout_bench_sweep --ab KVLAYOUT_INSTANCE_GROUPS=off, 256 MiB, five processes of 11 interleaved
+// repetitions, the geometric mean of on / off at 1 / 2 threads (medians of the ratio to memcpy, on against
+// off): into SGLang's page_head pool from vllm-flash-nhd 1.20x / 1.14x (0.99x / 0.96x of memcpy against
+// 0.83x / 0.84x), lmcache056-2td 1.25 / 1.12, lmcache056-t2d 1.27 / 1.15, flashinfer-nhd 1.04 / 1.00,
+// vllm-packed-hnd 1.07 / 1.00, vllm-packed-nhd 0.97 / 1.02; into the page_first pool (2 KiB runs, the layer
+// innermost: 32 read streams) from vllm-flash-nhd 1.29 / 1.09 (0.96x / 0.96x against 0.75x / 0.89x),
+// flashinfer-nhd 1.27 / 1.13, lmcache056-2td 1.32 / 1.16, lmcache056-t2d 1.12 / 1.04; two unchanged pairs
+// timed beside them 0.98-1.01. Groups of 2 and 8, one process each over six of these pairs, were no better
+// than 4 within this machine's noise. The mirror image (SGLang's page_head pool into per-layer caches,
+// written in 4 streams instead of 32) measured 0.7x as fast (sglang-host-page-head -> vllm-flash-nhd 0.49x
+// / 0.58x of memcpy against 0.66x / 0.75x), so it is not grouped. Sources read over an inverted table's
+// slots (SGLang's token pool, llama.cpp's cells) gained nothing (sglang-mha -> sglang-host-page-head
+// 0.68-0.69x either way) and are not grouped either.
+constexpr std::int64_t kInstanceGroup = 4;
+
+// Phase 5f, first half: the coordinate whose instances a second order would walk kInstanceGroup at a time
+// (CpuOrder::instance_groups), or -1. The loop over it picks the source's tensor and not the target's (a
+// per-layer source), is that coordinate's only digit, and steps the target by exactly one run (a target
+// holding a token's layers together, next to the run); its runs are whole target lines. Where that loop
+// is outermost, the order writes the target scattered, a run at a time; where innermost, it reads the
+// source in one stream per instance, too many to be few. Not for a per-layer target (the mirror image,
+// measured slower: see kInstanceGroup).
+int grouped_instance_coord(const Cell& cell, std::int64_t element_bytes) {
+  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2 || cell.cpu_order != CpuOrder::none) return -1;
+  if (!runs_are_whole_target_lines(cell, element_bytes)) return -1;
+  for (const bool outermost : {true, false}) {
+    const int m = outermost ? cell.loops.front() : cell.loops.back();
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    const CellCoordinate& coord = cell.coords[static_cast<std::size_t>(mode.coord)];
+    if (!selects_instance_of(cell, cell.source, m) || selects_instance_of(cell, cell.target, m)) continue;
+    if (coord.modes.size() != 1 || coord.lo != 0 || coord.guarded || mode.extent <= kInstanceGroup || mode.extent % kInstanceGroup != 0) continue;
+    if (read_by_atoms(cell.target, m) || cell.target.stride[static_cast<std::size_t>(m)] != cell.run_elements) continue;
+    if (streams_along(cell, cell.loops, outermost ? cell.target : cell.source) <= kMostStreams) continue;
+    return mode.coord;
+  }
+  return -1;
+}
+
+// The variables of `modes`, in turn: how two makings of a cell (their mode numbers differ) compare.
+std::vector<std::string> mode_vars(const Cell& cell, const std::vector<int>& modes) {
+  std::vector<std::string> vars;
+  for (int m : modes) vars.push_back(cell.modes[static_cast<std::size_t>(m)].var);
+  return vars;
+}
+
+// Phase 5f, second half: `split` is `cell` made again with coordinate `coord` split at kInstanceGroup.
+// Where its loops are cell's with that coordinate's one loop become its two digits in turn (the same walk)
+// and its run is cell's, split gets the second order: the group digit outermost, the lower digit innermost.
+// @post true iff split.cpu_order is set.
+bool add_instance_groups(Cell& split, const Cell& cell, int coord) {
+  const auto& digits = split.coords[static_cast<std::size_t>(coord)].modes;  // most significant first
+  if (digits.size() != 2 || mode_vars(split, split.run) != mode_vars(cell, cell.run) || split.cpu_order != CpuOrder::none) return false;
+  std::vector<int> expected;  // cell's loops in split's mode numbers
+  for (int m : cell.loops) {
+    if (cell.modes[static_cast<std::size_t>(m)].coord == coord) {
+      expected.insert(expected.end(), digits.begin(), digits.end());
+      continue;
+    }
+    const auto same = std::find_if(split.modes.begin(), split.modes.end(), [&](const Mode& x) { return x.var == cell.modes[static_cast<std::size_t>(m)].var; });
+    expected.push_back(static_cast<int>(same - split.modes.begin()));
+  }
+  if (split.loops != expected) return false;
+  const int group = digits.front(), inner = digits.back();
+  std::vector<int> grouped{group};
+  for (int m : split.loops)
+    if (m != group && m != inner) grouped.push_back(m);
+  grouped.push_back(inner);
+  const auto differ = std::mismatch(grouped.begin(), grouped.end(), split.loops.begin());
+  if (differ.first == grouped.end()) return false;
+  split.cpu_order = CpuOrder::instance_groups;
+  split.cpu_loops_from = static_cast<int>(differ.first - grouped.begin());
+  split.cpu_loops = std::move(grouped);
+  return true;
+}
+
 // A cell from a source and a target view (the declared ones, or rewritten by invert_cell); `names` and
 // `token` as in split_into_modes.
 Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs, std::pair<int, int> vt,
                const layout::BoundView& sv, const layout::BoundView& tv, const std::vector<std::string>& names,
-               const layout::Cell& box, int token) {
+               const layout::Cell& box, int token, const PlanOptions& options, const ExtraDivisors& extra = {}) {
   Cell cell;
-  const std::vector<Digits> digits = split_into_modes(names, sv, tv, box, token, cell);
+  const std::vector<Digits> digits = split_into_modes(names, sv, tv, box, token, extra, cell);
   cell.source = side_form(S, vs.first, vs.second, sv, cell, digits);
   cell.target = side_form(T, vt.first, vt.second, tv, cell, digits);
   const std::vector<int> candidates = run_candidates(cell);
@@ -700,6 +783,12 @@ Cell make_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::
     order_tile_by_source(cell);
     sink_target_instance_loop(cell, S.element_bytes());
     order_elements_by_scattered_source(cell, S.element_bytes());
+    // Not over an inverted table's slots (token -1): there the groups measured no faster (kInstanceGroup).
+    const bool groupable = options.group_instances && extra.empty() && token >= 0;
+    if (const int coord = groupable ? grouped_instance_coord(cell, S.element_bytes()) : -1; coord >= 0) {
+      Cell split = make_cell(S, T, vs, vt, sv, tv, names, box, token, options, {{coord, kInstanceGroup}});
+      if (add_instance_groups(split, cell, coord)) return split;
+    }
   }
   return cell;
 }
@@ -733,8 +822,8 @@ bool reads_token_table(const expr::Expr& e, int token, int table) {
 // With `source_only`, only a source table is inverted, and the inverted cell must keep runs of `least_run`
 // elements (phase 6b).
 std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::BoundLayout& T, std::pair<int, int> vs,
-                                std::pair<int, int> vt, const layout::Cell& box, Plan& plan, bool source_only = false,
-                                std::int64_t least_run = 1) {
+                                std::pair<int, int> vt, const layout::Cell& box, const PlanOptions& options, Plan& plan,
+                                bool source_only = false, std::int64_t least_run = 1) {
   const int token = plan.token_coord;
   if (token < 0 || box.ranges[static_cast<std::size_t>(token)].lo != 0 ||
       box.ranges[static_cast<std::size_t>(token)].hi + 1 != plan.capacity)
@@ -768,7 +857,7 @@ std::optional<Cell> invert_cell(const layout::BoundLayout& S, const layout::Boun
       slots.ranges[static_cast<std::size_t>(token)] = {entries.first, entries.end - 1};
       std::vector<std::string> names = S.coord_names;
       names[static_cast<std::size_t>(token)] = "slot";
-      Cell cell = make_cell(S, T, vs, vt, sv2, tv2, names, slots, -1);
+      Cell cell = make_cell(S, T, vs, vt, sv2, tv2, names, slots, -1, options);
       if (element_by_element(cell) || cell.run_elements < least_run) continue;
       cell.coords[static_cast<std::size_t>(token)].inverse = inverse.source_index;
       if (known == plan.inverses.end()) plan.inverses.push_back(inverse);
@@ -802,9 +891,9 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const
     const std::pair<int, int> vs = ds[static_cast<std::size_t>(s)].first, vt = dt[static_cast<std::size_t>(t)].first;
     const auto& sv = S.tensors[static_cast<std::size_t>(vs.first)].views[static_cast<std::size_t>(vs.second)];
     const auto& tv = T.tensors[static_cast<std::size_t>(vt.first)].views[static_cast<std::size_t>(vt.second)];
-    Cell cell = make_cell(S, T, vs, vt, sv, tv, S.coord_names, box, plan.token_coord);
+    Cell cell = make_cell(S, T, vs, vt, sv, tv, S.coord_names, box, plan.token_coord, options);
     if (options.invert_tables && element_by_element(cell)) {
-      if (std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, plan)) cell = std::move(*inverted);
+      if (std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, options, plan)) cell = std::move(*inverted);
     } else if (options.invert_tables && cell.tile_target_contiguous < 0) {
       // Phase 6b: runs whose source rows a per-token table places (SGLang's token pool, llama.cpp's cells)
       // are walked over that table's slots, so the source is read in its own order and the target written
@@ -814,7 +903,7 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const
       // lines: shorter runs written in the table's order leave lines half-written. SGLang's token pool into
       // the legacy key cache's 16-byte x-packs, in one process, one thread, ratios over the pair's bytes:
       // the key move alone 0.24-0.26x -> 1.04-1.09x of memcpy by the target's order, the pair 0.20x -> 0.51x.
-      std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, plan, true, cell.run_elements);
+      std::optional<Cell> inverted = invert_cell(S, T, vs, vt, box, options, plan, true, cell.run_elements);
       if (inverted && runs_are_whole_target_lines(*inverted, T.element_bytes())) cell = std::move(*inverted);
     }
     plan.cells.push_back(std::move(cell));
@@ -858,9 +947,9 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
       if (static_cast<int>(l) == c.source_order_from) out += " | in source order:";
       out += " " + c.modes[static_cast<std::size_t>(c.loops[l])].var;
     }
-    if (!c.by_source_loops.empty()) {
-      out += " (on AMD CPUs:";
-      for (int m : c.by_source_loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+    if (c.cpu_order != CpuOrder::none) {
+      out += c.cpu_order == CpuOrder::by_source ? " (on AMD CPUs, by the source:" : " (on AMD CPUs, instances in groups:";
+      for (int m : c.cpu_loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
       out += ")";
     }
     if (c.tile_target_contiguous >= 0) {

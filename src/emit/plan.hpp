@@ -66,6 +66,22 @@ struct CellCoordinate {
   int inverse = -1;
 };
 
+// Why a cell carries a second loop order (Cell::cpu_loops), and the per-CPU choice that takes it.
+enum class CpuOrder {
+  none,
+  // Phase 5b: kept in the target's order for its 17 to 32 read streams of short runs while the source's
+  // would scatter the writes (kLongestRunBySourceOnAmd); the second order is the source's. Taken on AMD
+  // CPUs (kv_reads_by_source, KVLAYOUT_SOURCE_ORDER).
+  by_source,
+  // Phase 5f: a per-layer source into a target holding a token's layers together next to the run
+  // (SGLang's host pools), walked a layer at a time (the source's order: each run written alone) or with
+  // the layer innermost (the target's: one read stream per layer). The layer is split into groups of
+  // kInstanceGroup (plan.cpp) and the second order walks the group outermost and the layer within it
+  // innermost: each target piece is that many runs long, read from as many streams. Taken on AMD CPUs
+  // (kv_instance_groups, KVLAYOUT_INSTANCE_GROUPS).
+  instance_groups,
+};
+
 // One box of positions stored by one source view and one target view.
 struct Cell {
   std::vector<CellCoordinate> coords;
@@ -82,13 +98,13 @@ struct Cell {
   // instead when a target instance starts off a 64-byte line, where the source's order measured slower
   // (see print_variant in cpu.cpp).
   std::vector<int> target_order_loops;
-  // Where order_by_source kept the target's order for its 17 to 32 read streams of short runs while the
-  // source's would scatter the writes (phase 5b, kLongestRunBySourceOnAmd), every loop in the source's
-  // order: the CPU kernel takes them instead on AMD CPUs (kv_reads_by_source in cpu.cpp), when every target
-  // instance starts on a line. Empty otherwise. Their first loop out of the target's order is
-  // by_source_from.
-  std::vector<int> by_source_loops;
-  int by_source_from = -1;
+  // A second loop order beside `loops`, every loop in it, which the CPU kernel takes instead on the CPUs
+  // that measured it faster (kv_cpu_choice in cpu.cpp), when every target instance starts on a line: both
+  // orders below write whole target lines only there. `cpu_order` says why; `cpu_loops_from` is the first
+  // loop out of `loops`' order. Empty and -1 where cpu_order is none.
+  CpuOrder cpu_order = CpuOrder::none;
+  std::vector<int> cpu_loops;
+  int cpu_loops_from = -1;
   // When nothing is contiguous in both sides but one mode is contiguous in the target and another in the
   // source (a transpose, e.g. the legacy token-fastest V cache), those two are moved in 8 x 8 tiles
   // inside the innermost loop instead of element by element; -1 when not.
@@ -198,7 +214,14 @@ struct PlanOptions {
   // Invert a table where that turns a cell moved element by element into gathered-row tiles. Only the
   // CPU printer builds inverses; the CUDA printer and the plan checkers read plans without them.
   bool invert_tables = false;
+  // Split a source instance's coordinate into groups where phase 5f finds a second order in them
+  // (CpuOrder::instance_groups). Only the CPU printer prints that order; the split alone keeps the walk.
+  bool group_instances = false;
 };
+
+// The CPU kernel's plan options: the one home of what the CPU printer reads, for the printer, the report,
+// the benchmarks and the tests alike.
+inline constexpr PlanOptions kCpuPlanOptions{.invert_tables = true, .group_instances = true};
 
 // @pre the pair is graded EXACT_*, SUBSET or (by choice) NOT_EXACT; both sides fit, one content.
 // @post without options.invert_tables, every cell's coordinates are the layouts' own (no slot).

@@ -42,7 +42,7 @@ bool plain_runs(const Cell& c) {
 bool same_nest(const Cell& a, const Cell& b) {
   if (!plain_runs(a) || !plain_runs(b) || !same_modes(a, b)) return false;
   if (a.run != b.run || a.run_elements != b.run_elements || a.loops != b.loops || a.source_order_from != b.source_order_from ||
-      a.target_order_loops != b.target_order_loops || a.by_source_loops != b.by_source_loops) return false;
+      a.target_order_loops != b.target_order_loops || a.cpu_order != b.cpu_order || a.cpu_loops != b.cpu_loops) return false;
   if (!same_side(a.source, b.source) || !same_side(a.target, b.target) || a.coords.size() != b.coords.size()) return false;
   for (std::size_t i = 0; i < a.coords.size(); ++i) {
     const CellCoordinate &x = a.coords[i], &y = b.coords[i];

@@ -136,10 +136,13 @@ std::vector<std::string> shifted_pointer(const Cell& cell, int level, const Inpu
 std::vector<std::string> next_instance_pointer(const Cell& cell, int level, const Inputs& in, std::int64_t shift, std::int64_t ahead,
                                                const std::string& bound, const std::string& name) {
   const int mode = cell.loops[static_cast<std::size_t>(level)];
-  const std::string& var = cell.modes[static_cast<std::size_t>(mode)].var;
+  const CellCoordinate& c = cell.coords[static_cast<std::size_t>(cell.source.instance_coord)];
+  // One digit: its loop's bound; two (phase 5f's instance groups, looped in turn): the coordinate's end.
+  const std::string within = c.modes.size() == 1 ? cell.modes[static_cast<std::size_t>(mode)].var + " + " + i64(ahead) + " < " + bound
+                                                 : coordinate_value(cell, c) + " + " + i64(ahead) + " <= " + i64(c.hi);
   const std::string index = instance_index(cell, cell.source, shift);
-  return {"const char* const " + name + " = static_cast<const char*>(" + in.src + "[" + var + " + " + i64(ahead) + " < " + bound + " ? " + index +
-          " + " + i64(ahead) + " : " + index + "]);"};
+  return {"const char* const " + name + " = static_cast<const char*>(" + in.src + "[" + within + " ? " + index + " + " + i64(ahead) + " : " + index +
+          "]);"};
 }
 
 std::string next_displacement_name() { return "source_next"; }
@@ -178,9 +181,13 @@ bool steps_source_by_stride(const Cell& cell, int m) {
 PrefetchStep next_instance_step(const Cell& cell, int block, int source_bytes) {
   const SideForm& f = cell.source;
   if (f.instance_coord < 0 || cell.tile_target_contiguous >= 0) return {};  // runs only: a tile prefetches its rows by its own rules
-  const auto& picks = cell.coords[static_cast<std::size_t>(f.instance_coord)].modes;
-  if (picks.size() != 1) return {};
-  const int mode = picks.front(), level = level_of(cell, mode);
+  const CellCoordinate& picks = cell.coords[static_cast<std::size_t>(f.instance_coord)];
+  // One digit, or two looped in turn (phase 5f's instance groups in the order that keeps the walk): the
+  // instance then steps as one loop over the coordinate's values.
+  if (picks.modes.size() > 2 || (picks.modes.size() == 2 && picks.lo != 0)) return {};
+  const int mode = picks.modes.back(), level = level_of(cell, mode);
+  if (picks.modes.size() == 2 && level_of(cell, picks.modes.front()) != level - 1) return {};
+  const std::int64_t extent = picks.hi - picks.lo + 1;
   if (level <= block || cell.modes[static_cast<std::size_t>(mode)].weight != 1 || cell.modes[static_cast<std::size_t>(mode)].top_of_token ||
       f.stride[static_cast<std::size_t>(mode)] != 0 || read_by_atoms(f, mode))
     return {};
@@ -188,7 +195,7 @@ PrefetchStep next_instance_step(const Cell& cell, int block, int source_bytes) {
     if (read_by_atoms(f, cell.loops[static_cast<std::size_t>(inner)])) return {};
   const std::int64_t bytes = bytes_per_iteration(cell, level, source_bytes);
   const std::int64_t iterations = (kNearestPrefetchBytes + bytes - 1) / bytes;
-  if (bytes > kFarthestPrefetchBytes || 2 * iterations > cell.modes[static_cast<std::size_t>(mode)].extent) return {};
+  if (bytes > kFarthestPrefetchBytes || 2 * iterations > extent) return {};
   return {level, iterations, true};
 }
 

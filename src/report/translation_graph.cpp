@@ -53,7 +53,7 @@ std::optional<KernelCost> kernel_cost(Declarations& d, const RowView& row) {
     const layout::BoundLayout S = layout::bind(s->second, *cache, {});
     const layout::BoundLayout T = layout::bind(t->second, *cache, {});
     if (!S.fits() || !T.fits()) return std::nullopt;
-    const emit::Plan plan = emit::make_plan(S, T, emit::PlanOptions{.invert_tables = true});  // the CPU kernel's plan
+    const emit::Plan plan = emit::make_plan(S, T, emit::kCpuPlanOptions);  // the CPU kernel's plan
     KernelCost cost;
     cost.shortest_run_bytes = std::numeric_limits<std::int64_t>::max();
     for (const auto& cell : plan.cells) {

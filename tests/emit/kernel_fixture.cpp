@@ -40,12 +40,13 @@ std::size_t pair_sample() {
 
 ScopedIsa::ScopedIsa(const std::string& variant) : ScopedIsa(variant, variant != "baseline") {}
 ScopedIsa::ScopedIsa(const std::string& variant, bool staged) : ScopedIsa(variant, staged, variant != "baseline") {}
-ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool by_source) {
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
-  setenv("KVLAYOUT_SOURCE_ORDER", by_source ? "on" : "off", 1);
+  setenv("KVLAYOUT_SOURCE_ORDER", second_orders ? "on" : "off", 1);
+  setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
@@ -53,6 +54,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ROW_PREFETCH");
   unsetenv("KVLAYOUT_STAGE");
   unsetenv("KVLAYOUT_SOURCE_ORDER");
+  unsetenv("KVLAYOUT_INSTANCE_GROUPS");
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

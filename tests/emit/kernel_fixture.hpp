@@ -32,14 +32,14 @@ std::size_t pair_sample();
 // its per-CPU policies, so that every kernel runs against the byte oracle both ways on any CPU: the
 // prefetch policies (KVLAYOUT_PREFETCH, KVLAYOUT_ROW_PREFETCH) on for the baseline, off for AVX2 (a
 // prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts
-// (KVLAYOUT_STAGE) off for the baseline, on for AVX2, or as `staged` says; the nests kept in the target's
-// order for their few read streams walked in the source's order (KVLAYOUT_SOURCE_ORDER) off for the
-// baseline, on for AVX2, or as `by_source` says.
+// (KVLAYOUT_STAGE) off for the baseline, on for AVX2, or as `staged` says; the nests' second loop orders
+// (Cell::cpu_loops: KVLAYOUT_SOURCE_ORDER, KVLAYOUT_INSTANCE_GROUPS) off for the baseline, on for AVX2, or
+// as `second_orders` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);
   ScopedIsa(const std::string& variant, bool staged);
-  ScopedIsa(const std::string& variant, bool staged, bool by_source);
+  ScopedIsa(const std::string& variant, bool staged, bool second_orders);
   ~ScopedIsa();
   ScopedIsa(const ScopedIsa&) = delete;
   ScopedIsa& operator=(const ScopedIsa&) = delete;

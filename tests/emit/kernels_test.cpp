@@ -1178,45 +1178,65 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
   }
 }
 
-TEST_CASE("a nest kept in the target's order for its read streams moves the oracle's bytes in the source's order too, where the CPU picks it", "[emit][kernels]") {
-  // Dynamo's cross-layer blocks into SGLang's page_head pool (a token's 32 layers together): the target's
-  // order reads one stream per layer, which kMostReadStreams counts as few, so the plan keeps it and
-  // prints the source's order beside it (Cell::by_source_loops), taken where KVLAYOUT_SOURCE_ORDER is on
-  // (AMD's default). Both nests move the oracle's bytes, with a page of 64 tokens whole and cut at 37.
-  // Control: the source's nest skipping its first flattened step, caught exactly where it is taken.
-  test::TempDir dir;
-  const StreamingPair pair = streaming_pair("dynamo-universal", "sglang-host-page-head", {{"num_layers", 32}, {"num_kv_heads", 2}, {"head_size", 128}}, "by_source");
-  const std::string code = emit::emit_kernel(pair.proof, pair.options);
-  const std::string nest = "static void cell0_by_source(";
-  REQUIRE(code.find(nest) != std::string::npos);
-  REQUIRE(code.find("kv_reads_by_source.load(std::memory_order_relaxed) ? cell0_by_source : ") != std::string::npos);
-  emit::EmitOptions skips = pair.options;
-  skips.name = "by_source_skips";
-  std::string broken = emit::emit_kernel(pair.proof, skips);
-  std::size_t skipped = 0;
-  const std::string step = "for (int64_t flat = begin; flat < end; ++flat) {";
-  for (std::size_t at = broken.find(nest); at != std::string::npos; at = broken.find(nest, at + 1), ++skipped) {
-    const std::size_t loop = broken.find(step, at);
-    REQUIRE(loop != std::string::npos);
-    broken.insert(loop + step.size(), "\n    if (flat == begin) continue;");
-  }
-  REQUIRE(skipped == 2);  // both instruction-set variants
-  test::KernelLibrary library({code, broken}, dir.path().string());
-  for (const std::string& variant : test::isa_variants())
-    for (const bool by_source : {false, true}) {
-      test::ScopedIsa isa(variant, variant != "baseline", by_source);
-      for (std::size_t k = 0; k < 3; ++k)
-        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
-          INFO(variant << " variant, source order " << (by_source ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
-          const test::KernelRun run = test::run_against_oracle(library.find("by_source"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
-          CHECK(run.code == 0);
-          CHECK(run.wrong_bytes == 0);
-          CHECK(run.moved > 0);
-          const test::KernelRun bad = test::run_against_oracle(library.find("by_source_skips"), pair.source, pair.target, k, n, 1);
-          CHECK(bad.code == 0);
-          CHECK((bad.wrong_bytes > 0) == by_source);
-        }
+TEST_CASE("a nest with a second loop order moves the oracle's bytes in either order, where the CPU picks it", "[emit][kernels]") {
+  // Three pairs into SGLang's host pools (a token's 32 layers together), each printing its nest again in a
+  // second order (Cell::cpu_loops), taken where its choice is on (AMD's default):
+  //  - from Dynamo's cross-layer blocks into the page_head pool: the target's order reads one stream per layer, which
+  //    kMostReadStreams counts as few, so the plan keeps it and prints the source's order beside it
+  //    (CpuOrder::by_source, KVLAYOUT_SOURCE_ORDER);
+  //  - from vLLM's per-layer NHD cache into the page_head pool: the source's order reads the layers one after another, each
+  //    256-byte run written alone, so the plan prints beside it the layers walked four at a time, innermost
+  //    (CpuOrder::instance_groups, KVLAYOUT_INSTANCE_GROUPS);
+  //  - from vLLM's per-layer NHD cache into the page_first pool: the target's order reads one stream per
+  //    layer, so the plan prints beside it the layers in groups of four, the group outermost
+  //    (CpuOrder::instance_groups).
+  // Both nests move the oracle's bytes, with a page of 64 tokens whole and cut at 37. Control: the second
+  // nest skipping its first flattened step, caught exactly where it is taken.
+  // (The page_first pool's runs are a token's heads: 8 heads of 64 dims, 1 KiB, longer than the source's
+  // order beside the target's is kept for, kLongestRunBySourceOnAmd.)
+  struct Case {
+    std::string source, target, choice, suffix;
+    std::int64_t heads, head_size;
+  };
+  for (const Case& c : {Case{"dynamo-universal", "sglang-host-page-head", "kv_reads_by_source", "_by_source", 2, 128},
+                        Case{"vllm-flash-nhd", "sglang-host-page-head", "kv_instance_groups", "_in_groups", 2, 128},
+                        Case{"vllm-flash-nhd", "sglang-host-page-first", "kv_instance_groups", "_in_groups", 8, 64}}) {
+    INFO(c.source << " -> " << c.target);
+    test::TempDir dir;
+    const StreamingPair pair =
+        streaming_pair(c.source, c.target, {{"num_layers", 32}, {"num_kv_heads", c.heads}, {"head_size", c.head_size}}, "second_order");
+    const std::string code = emit::emit_kernel(pair.proof, pair.options);
+    const std::string nest = "static void cell0" + c.suffix + "(";
+    REQUIRE(code.find(nest) != std::string::npos);
+    REQUIRE(code.find(c.choice + ".load(std::memory_order_relaxed) ? cell0" + c.suffix + " : ") != std::string::npos);
+    emit::EmitOptions skips = pair.options;
+    skips.name = "second_order_skips";
+    std::string broken = emit::emit_kernel(pair.proof, skips);
+    std::size_t skipped = 0;
+    const std::string step = "for (int64_t flat = begin; flat < end; ++flat) {";
+    for (std::size_t at = broken.find(nest); at != std::string::npos; at = broken.find(nest, at + 1), ++skipped) {
+      const std::size_t loop = broken.find(step, at);
+      REQUIRE(loop != std::string::npos);
+      broken.insert(loop + step.size(), "\n    if (flat == begin) continue;");
     }
+    REQUIRE(skipped == 2);  // both instruction-set variants
+    test::KernelLibrary library({code, broken}, dir.path().string());
+    for (const std::string& variant : test::isa_variants())
+      for (const bool second_order : {false, true}) {
+        test::ScopedIsa isa(variant, variant != "baseline", second_order);
+        for (std::size_t k = 0; k < 3; ++k)
+          for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+            INFO(variant << " variant, second order " << (second_order ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
+            const test::KernelRun run = test::run_against_oracle(library.find("second_order"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
+            CHECK(run.code == 0);
+            CHECK(run.wrong_bytes == 0);
+            CHECK(run.moved > 0);
+            const test::KernelRun bad = test::run_against_oracle(library.find("second_order_skips"), pair.source, pair.target, k, n, 1);
+            CHECK(bad.code == 0);
+            CHECK((bad.wrong_bytes > 0) == second_order);
+          }
+      }
+  }
 }
 
 TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapped, unflushed or half-staggered blocks are caught", "[emit][kernels]") {

@@ -13,7 +13,7 @@ inline emit::Plan cpu_plan(const std::string& source, const std::string& target,
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto c = spec::load_cache(catalog.find_cache(cache).string());
   return emit::make_plan(layout::bind(spec::load_layout(catalog.find_layout(source).string()), c),
-                         layout::bind(spec::load_layout(catalog.find_layout(target).string()), c), emit::PlanOptions{.invert_tables = true});
+                         layout::bind(spec::load_layout(catalog.find_layout(target).string()), c), emit::kCpuPlanOptions);
 }
 
 // The level (0 outermost) of the loop over the mode named `var`, or -1 where no loop runs over it.

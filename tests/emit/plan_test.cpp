@@ -30,7 +30,7 @@ Planned plan_for(const std::string& s, const std::string& t, const std::string& 
   return p;
 }
 
-const emit::PlanOptions kCpuPlan{.invert_tables = true};
+const emit::PlanOptions kCpuPlan = emit::kCpuPlanOptions;
 
 std::vector<std::string> loop_names(const emit::Cell& cell) {
   std::vector<std::string> out;
@@ -301,16 +301,16 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     CHECK(c.source_order_from == -1);
     CHECK(loop_names(c).back() == "layer");
     // 32 read streams of 256-byte runs: the source's order is kept beside it for AMD CPUs, every loop in it.
-    REQUIRE_FALSE(c.by_source_loops.empty());
-    std::vector<int> by_source = c.by_source_loops;
+    REQUIRE(c.cpu_order == emit::CpuOrder::by_source);
+    std::vector<int> by_source = c.cpu_loops;
     std::vector<int> sorted = c.loops;
     std::sort(by_source.begin(), by_source.end());
     std::sort(sorted.begin(), sorted.end());
     CHECK(by_source == sorted);  // the same loops, in another order
-    CHECK(c.modes[static_cast<std::size_t>(c.by_source_loops.back())].var != "layer");
-    CHECK(c.by_source_from >= 0);
-    CHECK(c.loops[static_cast<std::size_t>(c.by_source_from)] != c.by_source_loops[static_cast<std::size_t>(c.by_source_from)]);
-    CHECK(emit::describe(p.plan, p.source, p.target).find("(on AMD CPUs:") != std::string::npos);
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var != "layer");
+    CHECK(c.cpu_loops_from >= 0);
+    CHECK(c.loops[static_cast<std::size_t>(c.cpu_loops_from)] != c.cpu_loops[static_cast<std::size_t>(c.cpu_loops_from)]);
+    CHECK(emit::describe(p.plan, p.source, p.target).find("(on AMD CPUs, by the source:") != std::string::npos);
   }
   SECTION("2 KiB runs into SGLang's page_first pool keep only the target's order, on every CPU") {
     // The control of the clause above: 32 read streams too, but the source's order measured mixed for runs
@@ -318,12 +318,12 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b");
     for (const auto& c : p.plan.cells) {
       CHECK(c.run_elements * 2 == 2048);
-      CHECK(c.by_source_loops.empty());
+      CHECK(c.cpu_order == emit::CpuOrder::none);
     }
   }
   SECTION("HF's per-head rows into vLLM's blocks read 8 streams, few on any CPU: no source's order beside the target's") {
     auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b");
-    for (const auto& c : p.plan.cells) CHECK(c.by_source_loops.empty());
+    for (const auto& c : p.plan.cells) CHECK(c.cpu_order == emit::CpuOrder::none);
   }
   SECTION("from SGLang's token pool into vLLM 0.3.3's cross-layer blocks the slots' order scatters both sides: the source's order") {
     // The control of the clause above: 32 read streams, but the writes of that order are scattered too.
@@ -520,16 +520,20 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
     auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const emit::Cell& c = p.plan.cells[0];
-    const int layer = level_of(c, "layer");
-    REQUIRE(layer == static_cast<int>(c.loops.size()) - 1);  // a token's layers are together in the target
+    // A token's layers are together in the target; the CPU plan splits them into groups of four (phase 5f),
+    // looped in turn here: the instance steps as one loop over the layer.
+    const int layer = level_of(c, "layer_mod4");
+    REQUIRE(layer == static_cast<int>(c.loops.size()) - 1);
+    REQUIRE(level_of(c, "layer_div4") == layer - 1);
     const emit::PrefetchStep step = emit::prefetch_step(c, 2);
     CHECK(step.next_instance);
     CHECK(step.level == layer);
     CHECK(step.iterations == 4);
     const std::string code = code_of(p);
     // Never past the last layer: there the current one is prefetched again.
-    CHECK_THAT(code, Catch::Contains("const char* const pS_next = static_cast<const char*>(S[layer + INT64_C(4) < layer_end ? INT64_C(0) + layer + "
-                                     "INT64_C(4) : INT64_C(0) + layer]);"));
+    CHECK_THAT(code, Catch::Contains("const char* const pS_next = static_cast<const char*>(S[layer_div4 * INT64_C(4) + layer_mod4 + INT64_C(4) <= "
+                                     "INT64_C(31) ? INT64_C(0) + layer_div4 * INT64_C(4) + layer_mod4 + INT64_C(4) : INT64_C(0) + layer_div4 * "
+                                     "INT64_C(4) + layer_mod4]);"));
     CHECK_THAT(code, Catch::Contains("kv_prefetch_run<2048>(pS_next + "));
   }
   SECTION("the control: a strided loop inside the layer's (LMCache 0.5.6's 2td into TensorRT-LLM's pool, by token) keeps its own step") {
@@ -611,4 +615,72 @@ TEST_CASE("runs shorter than a target line keep the target's order, not the slot
   // The control: the same source into whole-line runs is walked by slot (the case above).
   auto lines = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
   CHECK(std::any_of(lines.plan.cells[0].coords.begin(), lines.plan.cells[0].coords.end(), [](const emit::CellCoordinate& x) { return x.inverse >= 0; }));
+}
+
+TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a time, carries its layers in groups of four beside it", "[emit][plan]") {
+  // vLLM's per-layer NHD cache: the source's order (layer outermost) writes each 256-byte run alone, 8 KiB
+  // from the last; the layer's next value continues the run in the target (a token's layers together).
+  SECTION("the CPU plan splits the layer into groups: the same walk, and a second order with the group's layer innermost") {
+    auto p = plan_for("vllm-flash-nhd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
+    CHECK(loop_names(c) == std::vector<std::string>{"layer_div4", "layer_mod4", "kv", "token_div64", "token_div16_mod4", "token_mod16", "head"});
+    std::vector<std::string> second;
+    for (int m : c.cpu_loops) second.push_back(c.modes[static_cast<std::size_t>(m)].var);
+    CHECK(second == std::vector<std::string>{"layer_div4", "kv", "token_div64", "token_div16_mod4", "token_mod16", "head", "layer_mod4"});
+    CHECK(c.cpu_loops_from == 1);
+    // Grouped, each target piece is four runs (1 KiB), read from four streams.
+    CHECK(emit::contiguous_chunk(c, c.cpu_loops, c.target) == 4 * c.run_elements);
+    CHECK(emit::contiguous_chunk(c, c.loops, c.target) == c.run_elements);
+    CHECK(emit::describe(p.plan, p.source, p.target).find("(on AMD CPUs, instances in groups:") != std::string::npos);
+  }
+  SECTION("into SGLang's page_first pool the target's order reads one stream per layer: the second order's group is outermost") {
+    auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
+    CHECK(loop_names(c).back() == "layer_mod4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.front())].var == "layer_div4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var == "layer_mod4");
+    CHECK(c.cpu_loops_from == 0);
+    // Grouped, the source is read in four streams, not one per layer; the target written in 8 KiB pieces.
+    CHECK(emit::streams_along(c, c.loops, c.source) > emit::kMostStreams);
+    CHECK(emit::streams_along(c, c.cpu_loops, c.source) == 4);
+    CHECK(emit::contiguous_chunk(c, c.cpu_loops, c.target) * 2 == 8192);
+  }
+  SECTION("out of SGLang's page_head pool into a per-layer cache (the mirror image) there are no groups") {
+    auto p = plan_for("sglang-host-page-head", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    for (const auto& c : p.plan.cells) {
+      CHECK(c.cpu_order == emit::CpuOrder::none);
+      CHECK(loop_names(c).back() == "layer");
+    }
+  }
+  SECTION("without the option (the CUDA plan, the checkers') the layer stays one loop and no second order") {
+    auto p = plan_for("vllm-flash-nhd", "sglang-host-page-head", "llama-3.1-8b");
+    REQUIRE(p.plan.cells.size() == 1);
+    CHECK(p.plan.cells[0].cpu_order == emit::CpuOrder::none);
+    CHECK(loop_names(p.plan.cells[0]).front() == "layer");
+  }
+  SECTION("where the layer picks the target's tensor too, or the target's order is kept, there are no groups") {
+    // Into SGLang's layer_first pool the layer picks both tensors; from vLLM's HND cache into the page_head
+    // pool the target's order is kept, with the source's beside it (phase 5b).
+    for (const auto& [s, t] : {std::pair<std::string, std::string>{"vllm-flash-nhd", "sglang-host-layer-first"}, {"vllm-flash-hnd", "sglang-host-page-head"}}) {
+      INFO(s << " -> " << t);
+      auto p = plan_for(s, t, "llama-3.1-8b", kCpuPlan);
+      for (const auto& c : p.plan.cells) CHECK(c.cpu_order != emit::CpuOrder::instance_groups);
+    }
+  }
+  SECTION("a layer count the group does not divide gets no groups") {
+    spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+    auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
+    cache.params["num_layers"] = 30;
+    const auto S = layout::bind(spec::load_layout(catalog.find_layout("vllm-flash-nhd").string()), cache);
+    const auto T = layout::bind(spec::load_layout(catalog.find_layout("sglang-host-page-head").string()), cache);
+    const emit::Plan plan = emit::make_plan(S, T, kCpuPlan);
+    for (const auto& c : plan.cells) {
+      CHECK(c.cpu_order == emit::CpuOrder::none);
+      CHECK(loop_names(c).front() == "layer");
+    }
+  }
 }
