@@ -695,7 +695,8 @@ void order_elements_by_scattered_source(Cell& cell, std::int64_t element_bytes) 
 // timed beside them 0.98-1.01. Groups of 2 and 8, one process each over six of these pairs, were no better
 // than 4 within this machine's noise. The mirror image (SGLang's page_head pool into per-layer caches,
 // written in 4 streams instead of 32) measured 0.7x as fast (sglang-host-page-head -> vllm-flash-nhd 0.49x
-// / 0.58x of memcpy against 0.66x / 0.75x), so it is not grouped. Sources read over an inverted table's
+// / 0.58x of memcpy against 0.66x / 0.75x), and in groups of 8 or 16 (two processes each, five such
+// pairs) 0.66-0.75x and 0.74-0.88x at one thread, so it is not grouped. Sources read over an inverted table's
 // slots (SGLang's token pool, llama.cpp's cells) gained nothing (sglang-mha -> sglang-host-page-head
 // 0.68-0.69x either way) and are not grouped either.
 constexpr std::int64_t kInstanceGroup = 4;
