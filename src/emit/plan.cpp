@@ -692,7 +692,11 @@ void order_elements_by_scattered_source(Cell& cell, std::int64_t element_bytes) 
 // vllm-packed-hnd 1.07 / 1.00, vllm-packed-nhd 0.97 / 1.02; into the page_first pool (2 KiB runs, the layer
 // innermost: 32 read streams) from vllm-flash-nhd 1.29 / 1.09 (0.96x / 0.96x against 0.75x / 0.89x),
 // flashinfer-nhd 1.27 / 1.13, lmcache056-2td 1.32 / 1.16, lmcache056-t2d 1.12 / 1.04; two unchanged pairs
-// timed beside them 0.98-1.01. Groups of 2 and 8, one process each over six of these pairs, were no better
+// timed beside them 0.98-1.01. Into the page_head pool where the layer is innermost (the target's order,
+// 32 read streams of 256-byte runs, with the source's beside it on AMD: CpuOrder::by_source), three
+// processes each, the groups against the target's order and the source's against it: vllm-flash-hnd
+// 1.39 / 1.26 and 1.23 / 1.10 (0.82x / 0.91x of memcpy in groups, 0.75x / 0.80x by the source), hf-dynamic
+// 1.39 / 1.19 and 1.08 / 0.99 (0.98 / 0.98 against 0.78 / 0.81), flashinfer-hnd 1.44 / 1.23 and 1.26 / 1.06. Groups of 2 and 8, one process each over six of these pairs, were no better
 // than 4 within this machine's noise. The mirror image (SGLang's page_head pool into per-layer caches,
 // written in 4 streams instead of 32) measured 0.7x as fast (sglang-host-page-head -> vllm-flash-nhd 0.49x
 // / 0.58x of memcpy against 0.66x / 0.75x), and in groups of 8 or 16 (two processes each, five such
@@ -706,10 +710,11 @@ constexpr std::int64_t kInstanceGroup = 4;
 // per-layer source), is that coordinate's only digit, and steps the target by exactly one run (a target
 // holding a token's layers together, next to the run); its runs are whole target lines. Where that loop
 // is outermost, the order writes the target scattered, a run at a time; where innermost, it reads the
-// source in one stream per instance, too many to be few. Not for a per-layer target (the mirror image,
-// measured slower: see kInstanceGroup).
+// source in one stream per instance, too many to be few: there the groups replace the source's order
+// that phase 5b may have set beside it (CpuOrder::by_source), measured faster than that too. Not for a
+// per-layer target (the mirror image, measured slower: see kInstanceGroup).
 int grouped_instance_coord(const Cell& cell, std::int64_t element_bytes) {
-  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2 || cell.cpu_order != CpuOrder::none) return -1;
+  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2 || cell.cpu_order == CpuOrder::instance_groups) return -1;
   if (!runs_are_whole_target_lines(cell, element_bytes)) return -1;
   for (const bool outermost : {true, false}) {
     const int m = outermost ? cell.loops.front() : cell.loops.back();
@@ -733,11 +738,11 @@ std::vector<std::string> mode_vars(const Cell& cell, const std::vector<int>& mod
 
 // Phase 5f, second half: `split` is `cell` made again with coordinate `coord` split at kInstanceGroup.
 // Where its loops are cell's with that coordinate's one loop become its two digits in turn (the same walk)
-// and its run is cell's, split gets the second order: the group digit outermost, the lower digit innermost.
-// @post true iff split.cpu_order is set.
+// and its run is cell's, split gets the second order: the group digit outermost, the lower digit innermost
+// (in place of any other second order). @post true iff split.cpu_order is instance_groups.
 bool add_instance_groups(Cell& split, const Cell& cell, int coord) {
   const auto& digits = split.coords[static_cast<std::size_t>(coord)].modes;  // most significant first
-  if (digits.size() != 2 || mode_vars(split, split.run) != mode_vars(cell, cell.run) || split.cpu_order != CpuOrder::none) return false;
+  if (digits.size() != 2 || mode_vars(split, split.run) != mode_vars(cell, cell.run) || split.cpu_order != cell.cpu_order) return false;
   std::vector<int> expected;  // cell's loops in split's mode numbers
   for (int m : cell.loops) {
     if (cell.modes[static_cast<std::size_t>(m)].coord == coord) {

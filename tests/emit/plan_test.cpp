@@ -662,10 +662,25 @@ TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a ti
     CHECK(p.plan.cells[0].cpu_order == emit::CpuOrder::none);
     CHECK(loop_names(p.plan.cells[0]).front() == "layer");
   }
-  SECTION("where the layer picks the target's tensor too, or the target's order is kept, there are no groups") {
-    // Into SGLang's layer_first pool the layer picks both tensors; from vLLM's HND cache into the page_head
-    // pool the target's order is kept, with the source's beside it (phase 5b).
-    for (const auto& [s, t] : {std::pair<std::string, std::string>{"vllm-flash-nhd", "sglang-host-layer-first"}, {"vllm-flash-hnd", "sglang-host-page-head"}}) {
+  SECTION("where the target's order reads 32 streams of 256-byte runs, the groups take the place of the source's order beside it") {
+    // From vLLM's HND cache into the page_head pool, phase 5b keeps the target's order (the layer innermost)
+    // and would print the source's beside it (CpuOrder::by_source, as without the option); the groups
+    // measured faster than either.
+    auto without = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b");
+    REQUIRE(without.plan.cells.size() == 1);
+    CHECK(without.plan.cells[0].cpu_order == emit::CpuOrder::by_source);
+    auto p = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
+    CHECK(loop_names(c).back() == "layer_mod4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.front())].var == "layer_div4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var == "layer_mod4");
+  }
+  SECTION("where the layer picks the target's tensor too, or the source holds a token's layers together, there are no groups") {
+    // Into SGLang's layer_first pool the layer picks both tensors; Dynamo's cross-layer blocks keep the
+    // source's order beside the target's (phase 5b).
+    for (const auto& [s, t] : {std::pair<std::string, std::string>{"vllm-flash-nhd", "sglang-host-layer-first"}, {"dynamo-universal", "sglang-host-page-head"}}) {
       INFO(s << " -> " << t);
       auto p = plan_for(s, t, "llama-3.1-8b", kCpuPlan);
       for (const auto& c : p.plan.cells) CHECK(c.cpu_order != emit::CpuOrder::instance_groups);
