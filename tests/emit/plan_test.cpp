@@ -618,6 +618,14 @@ TEST_CASE("runs shorter than a target line keep the target's order, not the slot
 }
 
 TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a time, carries its layers in groups of four beside it", "[emit][plan]") {
+  // Where the plan's order ends with the layer's two digits, the second order walks the group outermost
+  // and the layer within it innermost.
+  auto groups_around_the_innermost_layer = [](const emit::Cell& c) {
+    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
+    CHECK(loop_names(c).back() == "layer_mod4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.front())].var == "layer_div4");
+    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var == "layer_mod4");
+  };
   // vLLM's per-layer NHD cache: the source's order (layer outermost) writes each 256-byte run alone, 8 KiB
   // from the last; the layer's next value continues the run in the target (a token's layers together).
   SECTION("the CPU plan splits the layer into groups: the same walk, and a second order with the group's layer innermost") {
@@ -639,10 +647,7 @@ TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a ti
     auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const auto& c = p.plan.cells[0];
-    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
-    CHECK(loop_names(c).back() == "layer_mod4");
-    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.front())].var == "layer_div4");
-    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var == "layer_mod4");
+    groups_around_the_innermost_layer(c);
     CHECK(c.cpu_loops_from == 0);
     // Grouped, the source is read in four streams, not one per layer; the target written in 8 KiB pieces.
     CHECK(emit::streams_along(c, c.loops, c.source) > emit::kMostStreams);
@@ -672,10 +677,7 @@ TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a ti
     auto p = plan_for("vllm-flash-hnd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const auto& c = p.plan.cells[0];
-    REQUIRE(c.cpu_order == emit::CpuOrder::instance_groups);
-    CHECK(loop_names(c).back() == "layer_mod4");
-    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.front())].var == "layer_div4");
-    CHECK(c.modes[static_cast<std::size_t>(c.cpu_loops.back())].var == "layer_mod4");
+    groups_around_the_innermost_layer(c);
   }
   SECTION("where the layer picks the target's tensor too, or the source holds a token's layers together, there are no groups") {
     // Into SGLang's layer_first pool the layer picks both tensors; Dynamo's cross-layer blocks keep the
