@@ -683,26 +683,26 @@ void order_elements_by_scattered_source(Cell& cell, std::int64_t element_bytes) 
   std::stable_sort(cell.loops.begin(), cell.loops.end(), [&](int a, int b) { return more_significant(cell, a, b, cell.source, cell.target); });
 }
 
-// How many tensor instances phase 5f's second order walks at a time, innermost: each piece of the target
-// is that many runs long, and the source is read in as many streams. Measured on an AMD EPYC (Zen 3,
-// KVM), kvlayout_bench_sweep --ab KVLAYOUT_INSTANCE_GROUPS=off, 256 MiB, five processes of 11 interleaved
+// How many tensor instances phase 5f's second order walks at a time, innermost: each piece of the target is
+// that many runs long, and the source is read in as many streams. Measured on an AMD EPYC (Zen 3, KVM),
+// kvlayout_bench_sweep --ab KVLAYOUT_INSTANCE_GROUPS=off, 256 MiB, five processes of 11 interleaved
 // repetitions, the geometric mean of on / off at 1 / 2 threads (medians of the ratio to memcpy, on against
-// off): into SGLang's page_head pool from vllm-flash-nhd 1.20x / 1.14x (0.99x / 0.96x of memcpy against
-// 0.83x / 0.84x), lmcache056-2td 1.25 / 1.12, lmcache056-t2d 1.27 / 1.15, flashinfer-nhd 1.04 / 1.00,
+// off): into SGLang's page_head pool from vllm-flash-nhd 1.20x / 1.14x (0.99x / 0.96x of memcpy against 0.83x
+// / 0.84x), lmcache056-2td 1.25 / 1.12, lmcache056-t2d 1.27 / 1.15, flashinfer-nhd 1.04 / 1.00,
 // vllm-packed-hnd 1.07 / 1.00, vllm-packed-nhd 0.97 / 1.02; into the page_first pool (2 KiB runs, the layer
 // innermost: 32 read streams) from vllm-flash-nhd 1.29 / 1.09 (0.96x / 0.96x against 0.75x / 0.89x),
 // flashinfer-nhd 1.27 / 1.13, lmcache056-2td 1.32 / 1.16, lmcache056-t2d 1.12 / 1.04; two unchanged pairs
-// timed beside them 0.98-1.01. Into the page_head pool where the layer is innermost (the target's order,
-// 32 read streams of 256-byte runs, with the source's beside it on AMD: CpuOrder::by_source), three
-// processes each, the groups against the target's order and the source's against it: vllm-flash-hnd
-// 1.39 / 1.26 and 1.23 / 1.10 (0.82x / 0.91x of memcpy in groups, 0.75x / 0.80x by the source), hf-dynamic
-// 1.39 / 1.19 and 1.08 / 0.99 (0.98 / 0.98 against 0.78 / 0.81), flashinfer-hnd 1.44 / 1.23 and 1.26 / 1.06. Groups of 2 and 8, one process each over six of these pairs, were no better
-// than 4 within this machine's noise. The mirror image (SGLang's page_head pool into per-layer caches,
-// written in 4 streams instead of 32) measured 0.7x as fast (sglang-host-page-head -> vllm-flash-nhd 0.49x
-// / 0.58x of memcpy against 0.66x / 0.75x), and in groups of 8 or 16 (two processes each, five such
-// pairs) 0.66-0.75x and 0.74-0.88x at one thread, so it is not grouped. Sources read over an inverted table's
-// slots (SGLang's token pool, llama.cpp's cells) gained nothing (sglang-mha -> sglang-host-page-head
-// 0.68-0.69x either way) and are not grouped either.
+// timed beside them 0.98-1.01. Into the page_head pool where the layer is innermost (the target's order, 32
+// read streams of 256-byte runs, with the source's beside it on AMD: CpuOrder::by_source), three processes
+// each, the groups against the target's order and the source's against it: vllm-flash-hnd 1.39 / 1.26 and
+// 1.23 / 1.10 (0.82x / 0.91x of memcpy in groups, 0.75x / 0.80x by the source), hf-dynamic 1.39 / 1.19 and
+// 1.08 / 0.99 (0.98 / 0.98 against 0.78 / 0.81), flashinfer-hnd 1.44 / 1.23 and 1.26 / 1.06. Groups of 2 and
+// 8, one process each over six of these pairs, were no better than 4 within this machine's noise. The mirror
+// image (SGLang's page_head pool into per-layer caches, written in 4 streams instead of 32) measured 0.7x as
+// fast (sglang-host-page-head -> vllm-flash-nhd 0.49x / 0.58x of memcpy against 0.66x / 0.75x), and in groups
+// of 8 or 16 (two processes each, five such pairs) 0.66-0.75x and 0.74-0.88x at one thread, so it is not
+// grouped. Sources read over an inverted table's slots (SGLang's token pool, llama.cpp's cells) gained
+// nothing (sglang-mha -> sglang-host-page-head 0.68-0.69x either way) and are not grouped either.
 constexpr std::int64_t kInstanceGroup = 4;
 
 // Phase 5f, first half: the coordinate whose instances a second order would walk kInstanceGroup at a time
@@ -749,7 +749,8 @@ bool add_instance_groups(Cell& split, const Cell& cell, int coord) {
       expected.insert(expected.end(), digits.begin(), digits.end());
       continue;
     }
-    const auto same = std::find_if(split.modes.begin(), split.modes.end(), [&](const Mode& x) { return x.var == cell.modes[static_cast<std::size_t>(m)].var; });
+    const std::string& var = cell.modes[static_cast<std::size_t>(m)].var;
+    const auto same = std::find_if(split.modes.begin(), split.modes.end(), [&](const Mode& x) { return x.var == var; });
     expected.push_back(static_cast<int>(same - split.modes.begin()));
   }
   if (split.loops != expected) return false;
