@@ -3,6 +3,7 @@
 #include "layout/view_algebra.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "emit/code_writer.hpp"
 #include "emit/conversion.hpp"
@@ -1722,9 +1723,18 @@ static std::atomic<bool> kv_row_prefetches{true};
 )";
 
 // The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
-// generated file) that takes it.
-std::string cpu_order_suffix(CpuOrder order) { return order == CpuOrder::by_source ? "_by_source" : "_in_groups"; }
-std::string cpu_order_choice(CpuOrder order) { return order == CpuOrder::by_source ? "kv_reads_by_source" : "kv_instance_groups"; }
+// generated file) that takes it: one row per CpuOrder, so that a new one cannot borrow another's choice.
+struct SecondOrderNames {
+  std::string suffix, choice;
+};
+SecondOrderNames second_order_names(CpuOrder order) {
+  switch (order) {
+    case CpuOrder::by_source: return {"_by_source", "kv_reads_by_source"};
+    case CpuOrder::instance_groups: return {"_in_groups", "kv_instance_groups"};
+    case CpuOrder::none: break;
+  }
+  throw std::logic_error("a cell without a second order has no second nest");
+}
 
 void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool avx2) {
   const int sb = spec::dtype_bytes(p.source_layout->dtype), tb = spec::dtype_bytes(p.target_layout->dtype);
@@ -1747,7 +1757,7 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
     if (c.source_order_from >= 0) c.loops = c.target_order_loops, c.source_order_from = -1;
   auto has_off_lines_nest = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].source_order_from >= 0; };
   // A nest with a second order (Cell::cpu_loops) is printed again in it, taken on the CPUs that chose it
-  // (cpu_order_choice) when every target instance starts on a line: that order writes whole target lines
+  // (second_order_names) when every target instance starts on a line: that order writes whole target lines
   // only there.
   Plan per_cpu = plan;
   for (Cell& c : per_cpu.cells) {
@@ -1766,7 +1776,7 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
       w.line();
     }
     if (has_per_cpu_nest(group)) {
-      print_cell(w, per_cpu, group, sb, tb, convert, cpu_order_suffix(cpu_order_of(group)));
+      print_cell(w, per_cpu, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
       w.line();
     }
   }
@@ -1781,8 +1791,8 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
     const std::string name = "cell" + std::to_string(group.front().cell);
     const std::string by_target = has_off_lines_nest(group) ? "(kv_lines ? " + name + " : " + name + "_off_lines)" : name;
     if (!has_per_cpu_nest(group)) return by_target;
-    const CpuOrder order = cpu_order_of(group);
-    return "(kv_lines && " + cpu_order_choice(order) + ".load(std::memory_order_relaxed) ? " + name + cpu_order_suffix(order) + " : " + by_target + ")";
+    const SecondOrderNames second = second_order_names(cpu_order_of(group));
+    return "(kv_lines && " + second.choice + ".load(std::memory_order_relaxed) ? " + name + second.suffix + " : " + by_target + ")";
   };
   if (interleaved_passes(plan, groups, sb)) {
     // One pass per flattened iteration of the first nest (each nest's part is split as evenly; see print_cell),
