@@ -931,65 +931,82 @@ template <int ELEMENT>
   }
 }
 
-// kv_transpose_rows over a block of up to 32 x 32 (rows `to[b]`, `from[a]`): a 16-bit block of 32 source
-// rows with every row present moves in bands of 8 target rows, each target row receiving one whole
-// 64-byte line (streamed when aligned: no read-for-ownership) while the source rows are read along their
-// lines; the rest 8 x 8 at a time.
+// A 16-bit block of 8 * GROUPS source rows, every one present (GROUPS 2 or 4), by bs target rows (a
+// multiple of 8), each target row receiving 16 * GROUPS bytes: a whole 64-byte line from 32 source rows,
+// half of one from 16 (a 16-token block's tokens gathered one by one into a token-fastest cache: SGLang's
+// token pool or llama.cpp's cells into vllm-paged-legacy's values), streamed when aligned to them (no
+// read-for-ownership: a target row's halves written apart by ordinary stores each read the line first).
+#if defined(__SSE2__)
+template <int GROUPS>
+[[maybe_unused]] static inline void kv_transpose_row_groups(char* const* to, int64_t to_at, const char* const* from, int64_t from_at,
+                                                            int64_t bs, bool stream) {
+  constexpr int64_t row_bytes = 16 * GROUPS;
+#if KV_AVX2
+  // Two bands at once: each source row's 32 bytes in one load, the 8 x 8 unpacks of both bands in the
+  // two 128-bit lanes (as kv_transpose_lines16). Measured on llamacpp-vtrans -> vllm-flash-nhd's V
+  // alone: 6.3 -> 8.1 GiB/s at one thread, 12.6 -> 15.6 at two.
+  if (bs % 16 == 0) {
+    for (int64_t pair = 0; pair < bs / 16; ++pair) {  // target rows 16 * pair + b and + 8 + b
+      __m256i c[GROUPS][8];
+      KV_UNROLL for (int q = 0; q < GROUPS; ++q) {  // source rows 8 * q + a
+        __m256i r[8];
+        KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[8 * q + a] + from_at + 32 * pair));
+        kv_transpose8x16(r, c[q]);
+      }
+      KV_UNROLL for (int b = 0; b < 8; ++b) {
+        KV_UNROLL for (int half = 0; half < 2; ++half) {  // the low lanes hold target row 16 * pair + b, the high ones + 8
+          char* row = to[16 * pair + 8 * half + b] + to_at;
+          const bool streamed = stream && reinterpret_cast<uintptr_t>(row) % row_bytes == 0;
+          KV_UNROLL for (int q = 0; q < GROUPS; q += 2) {  // 32 bytes: source rows 8 * q .. 8 * q + 15
+            const __m256i part = half == 0 ? _mm256_permute2x128_si256(c[q][b], c[q + 1][b], 0x20) : _mm256_permute2x128_si256(c[q][b], c[q + 1][b], 0x31);
+            if (streamed) _mm256_stream_si256(reinterpret_cast<__m256i*>(row + 16 * q), part);
+            else _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + 16 * q), part);
+          }
+        }
+      }
+    }
+    return;
+  }
+#endif
+  for (int64_t band = 0; band < bs / 8; ++band) {  // target rows 8 * band + b, source bytes from_at + 16 * band
+    __m128i c[GROUPS][8];
+    KV_UNROLL for (int q = 0; q < GROUPS; ++q) {  // source rows 8 * q + a
+      __m128i r[8];
+      KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[8 * q + a] + from_at + 16 * band));
+      kv_transpose8x8(r, c[q]);
+    }
+    KV_UNROLL for (int b = 0; b < 8; ++b) {
+      char* row = to[8 * band + b] + to_at;
+      if (stream && reinterpret_cast<uintptr_t>(row) % row_bytes == 0) {
+        KV_UNROLL for (int q = 0; q < GROUPS; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(row + 16 * q), c[q][b]);
+      } else {
+        KV_UNROLL for (int q = 0; q < GROUPS; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(row + 16 * q), c[q][b]);
+      }
+    }
+  }
+}
+#endif
+
+// kv_transpose_rows over a block of up to 32 x 32 (rows `to[b]`, `from[a]`): a 16-bit block of 32 or 16
+// source rows with every row present moves in bands of 8 target rows (kv_transpose_row_groups); the rest 8
+// x 8 at a time. The block of 16 source rows is a 16-token block's, which took the 8 x 8 tiles (each
+// target row's halves stored apart, by ordinary stores) before: measured on an Intel Xeon, 256 MiB, one
+// process each, in half-line bands over 8 x 8 tiles, 1.28x / 1.64x as fast at one / two threads for
+// sglang-mha -> vllm-paged-legacy (0.36x / 0.27x of memcpy -> 0.46x / 0.45x), 1.31x / 1.22x for llamacpp
+// (0.39x / 0.39x -> 0.52x / 0.48x); the bare transpose of whole blocks into token-fastest read 0.71x /
+// 0.76x there. What is left is the key cell's 16-byte packs from gathered rows (a loop copying them four
+// rows to a line, the row pointers read once a block, measured 0.9x as fast as the emitted one).
 template <int ELEMENT>
 [[maybe_unused]] static inline void kv_transpose_rows_block(char* const* to, int64_t to_at, const char* const* from, int64_t from_at,
                                                             int64_t as, int64_t bs, bool stream) {
 #if defined(__SSE2__)
-  if (ELEMENT == 2 && as == 32 && bs % 8 == 0) {
+  if (ELEMENT == 2 && (as == 32 || as == 16) && bs % 8 == 0) {
     bool whole = true;
-    KV_UNROLL for (int k = 0; k < 32; ++k) whole = whole && from[k] != nullptr;
+    for (int64_t k = 0; k < as; ++k) whole = whole && from[k] != nullptr;
     for (int64_t k = 0; k < bs; ++k) whole = whole && to[k] != nullptr;
     if (whole) {
-#if KV_AVX2
-      // Two bands at once: each source row's 32 bytes in one load, the 8 x 8 unpacks of both bands in the
-      // two 128-bit lanes (as kv_transpose_lines16). Measured on llamacpp-vtrans -> vllm-flash-nhd's V
-      // alone: 6.3 -> 8.1 GiB/s at one thread, 12.6 -> 15.6 at two.
-      if (bs % 16 == 0) {
-        for (int64_t pair = 0; pair < bs / 16; ++pair) {  // target rows 16 * pair + b and + 8 + b
-          __m256i c[4][8];
-          KV_UNROLL for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
-            __m256i r[8];
-            KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[8 * q + a] + from_at + 32 * pair));
-            kv_transpose8x16(r, c[q]);
-          }
-          KV_UNROLL for (int b = 0; b < 8; ++b) {
-            KV_UNROLL for (int half = 0; half < 2; ++half) {  // the low lanes hold target row 16 * pair + b, the high ones + 8
-              char* line = to[16 * pair + 8 * half + b] + to_at;
-              const __m256i first = half == 0 ? _mm256_permute2x128_si256(c[0][b], c[1][b], 0x20) : _mm256_permute2x128_si256(c[0][b], c[1][b], 0x31);
-              const __m256i second = half == 0 ? _mm256_permute2x128_si256(c[2][b], c[3][b], 0x20) : _mm256_permute2x128_si256(c[2][b], c[3][b], 0x31);
-              if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
-                _mm256_stream_si256(reinterpret_cast<__m256i*>(line), first);
-                _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), second);
-              } else {
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(line), first);
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + 32), second);
-              }
-            }
-          }
-        }
-        return;
-      }
-#endif
-      for (int64_t band = 0; band < bs / 8; ++band) {  // target rows 8 * band + b, source bytes from_at + 16 * band
-        __m128i c[4][8];
-        KV_UNROLL for (int q = 0; q < 4; ++q) {  // source rows 8 * q + a
-          __m128i r[8];
-          KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from[8 * q + a] + from_at + 16 * band));
-          kv_transpose8x8(r, c[q]);
-        }
-        KV_UNROLL for (int b = 0; b < 8; ++b) {
-          char* line = to[8 * band + b] + to_at;
-          if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
-            KV_UNROLL for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
-          } else {
-            KV_UNROLL for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(line + 16 * q), c[q][b]);
-          }
-        }
-      }
+      if (as == 32) kv_transpose_row_groups<4>(to, to_at, from, from_at, bs, stream);
+      else kv_transpose_row_groups<2>(to, to_at, from, from_at, bs, stream);
       return;
     }
   }
@@ -1637,9 +1654,10 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
 #endif
 }
 
-// A choice that measured differently on Intel and AMD CPUs: `on_amd` on AMD, `elsewhere` on any other CPU
-// (and off x86), unless the environment's `name` says on or off (the tests run the kernels both ways
-// against the byte oracle). Each choice below says what was measured.
+// A choice that measured differently on Intel and AMD CPUs (or alike, where the environment should still
+// be able to force it): `on_amd` on AMD, `elsewhere` on any other CPU (and off x86), unless the
+// environment's `name` says on or off (the tests run the kernels both ways against the byte oracle). Each
+// choice below says what was measured.
 [[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool on_amd, bool elsewhere) {
   const char* forced = std::getenv(name);
   if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
@@ -1706,6 +1724,18 @@ static std::atomic<bool> kv_reads_by_source{false};
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_instance_groups{false};
 
+// The same groups where they take the place of the source's order (kv_reads_by_source) beside a nest kept in
+// the target's order for its 17-32 read streams of runs of 512 bytes or less (kvlayout's plan.hpp,
+// CpuOrder::read_streams_in_groups): on every CPU, unless the environment says KVLAYOUT_INSTANCE_GROUPS=off.
+// Measured faster on both: an AMD EPYC (see kInstanceGroup in kvlayout's emit/plan.cpp), and an Intel Xeon,
+// three processes of seven repetitions, geometric means of grouped over the target's order at one / two
+// threads: flashinfer-hnd -> sglang-host-page-head 1.09x / 1.21x, vllm-flash-hnd 1.18 / 1.06, hf-dynamic
+// 1.03 / 1.06 (two unchanged pairs beside them 0.97-1.05), where the other groups (instance_groups) read
+// 0.88-1.04 / 0.83-1.06 on that Intel and stay AMD's.
+[[maybe_unused]] static inline bool kv_read_streams_in_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, true); }
+// Read by run_part; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_read_streams_in_groups{true};
+
 // Whether a call prefetches a tile's source rows row by row where they lie far apart (a block's 16 token
 // rows of one head, 2 KiB apart in vLLM's NHD cache; print_copy's prefetch_rows): not on AMD CPUs, nor where
 // the environment says KVLAYOUT_ROW_PREFETCH=off (=on forces them; the tests run the kernels both ways
@@ -1731,6 +1761,7 @@ SecondOrderNames second_order_names(CpuOrder order) {
   switch (order) {
     case CpuOrder::by_source: return {"_by_source", "kv_reads_by_source"};
     case CpuOrder::instance_groups: return {"_in_groups", "kv_instance_groups"};
+    case CpuOrder::read_streams_in_groups: return {"_in_groups", "kv_read_streams_in_groups"};
     case CpuOrder::none: break;
   }
   throw std::logic_error("a cell without a second order has no second nest");
@@ -1826,12 +1857,13 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted, kv_reads_by_source_wanted,");
-  w.line("// kv_instance_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
+  w.line("// kv_instance_groups_wanted, kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
   w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
+  w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

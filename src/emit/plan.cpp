@@ -714,7 +714,9 @@ constexpr std::int64_t kInstanceGroup = 4;
 // that phase 5b may have set beside it (CpuOrder::by_source), measured faster than that too. Not for a
 // per-layer target (the mirror image, measured slower: see kInstanceGroup).
 int grouped_instance_coord(const Cell& cell, std::int64_t element_bytes) {
-  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2 || cell.cpu_order == CpuOrder::instance_groups) return -1;
+  if (cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2 || cell.cpu_order == CpuOrder::instance_groups ||
+      cell.cpu_order == CpuOrder::read_streams_in_groups)
+    return -1;
   if (!runs_are_whole_target_lines(cell, element_bytes)) return -1;
   for (const bool outermost : {true, false}) {
     const int m = outermost ? cell.loops.front() : cell.loops.back();
@@ -739,7 +741,8 @@ std::vector<std::string> mode_vars(const Cell& cell, const std::vector<int>& mod
 // Phase 5f, second half: `split` is `cell` made again with coordinate `coord` split at kInstanceGroup.
 // Where its loops are cell's with that coordinate's one loop become its two digits in turn (the same walk)
 // and its run is cell's, split gets the second order: the group digit outermost, the lower digit innermost
-// (in place of any other second order). @post true iff split.cpu_order is instance_groups.
+// (in place of any other second order: read_streams_in_groups in place of by_source, else instance_groups).
+// @post true iff split.cpu_order is instance_groups or read_streams_in_groups.
 bool add_instance_groups(Cell& split, const Cell& cell, int coord) {
   const auto& digits = split.coords[static_cast<std::size_t>(coord)].modes;  // most significant first
   if (digits.size() != 2 || mode_vars(split, split.run) != mode_vars(cell, cell.run) || split.cpu_order != cell.cpu_order) return false;
@@ -761,7 +764,7 @@ bool add_instance_groups(Cell& split, const Cell& cell, int coord) {
   grouped.push_back(inner);
   const auto differ = std::mismatch(grouped.begin(), grouped.end(), split.loops.begin());
   if (differ.first == grouped.end()) return false;
-  split.cpu_order = CpuOrder::instance_groups;
+  split.cpu_order = cell.cpu_order == CpuOrder::by_source ? CpuOrder::read_streams_in_groups : CpuOrder::instance_groups;
   split.cpu_loops_from = static_cast<int>(differ.first - grouped.begin());
   split.cpu_loops = std::move(grouped);
   return true;
@@ -932,6 +935,19 @@ bool reads_tile_mode(const Cell& cell, const Atom& atom) {
   return std::any_of(atom.modes.begin(), atom.modes.end(), [&](int m) { return in_tile(cell, m); });
 }
 
+namespace {
+// How describe() introduces a cell's second order: on which CPUs the kernel takes it, and why.
+const char* second_order_label(CpuOrder order) {
+  switch (order) {
+    case CpuOrder::by_source: return " (on AMD CPUs, by the source:";
+    case CpuOrder::instance_groups: return " (on AMD CPUs, instances in groups:";
+    case CpuOrder::read_streams_in_groups: return " (on AMD and Intel CPUs, instances in groups:";
+    case CpuOrder::none: break;
+  }
+  throw std::logic_error("a cell without a second order has no label for it");
+}
+}  // namespace
+
 std::string describe(const Plan& plan, const layout::BoundLayout& S, const layout::BoundLayout& T) {
   std::string out;
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
@@ -955,7 +971,7 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
       out += " " + c.modes[static_cast<std::size_t>(c.loops[l])].var;
     }
     if (c.cpu_order != CpuOrder::none) {
-      out += c.cpu_order == CpuOrder::by_source ? " (on AMD CPUs, by the source:" : " (on AMD CPUs, instances in groups:";
+      out += second_order_label(c.cpu_order);
       for (int m : c.cpu_loops) out += " " + c.modes[static_cast<std::size_t>(m)].var;
       out += ")";
     }

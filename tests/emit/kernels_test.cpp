@@ -1009,6 +1009,22 @@ TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose
   check_controls(c, false, c.cache.params.at("num_tokens"));
 }
 
+TEST_CASE("the kernel tests see a 16-token block's gathered rows moved in half-line bands: a kernel whose bands lose a column there is caught",
+          "[emit][kernels]") {
+  // Control for kv_transpose_row_groups<2> (emit/cpu.cpp): SGLang's token pool into legacy V's token-fastest
+  // rows gathers a block's 16 token rows, and each channel's 16 tokens are one 32-byte half line. The
+  // broken kernel zeroes column 0 of every 8 x 8 (baseline) or 8 x 16 (AVX2) transpose in the 16-row
+  // groups alone, so the oracle sees it only if those groups carry the kernel's whole blocks.
+  ControlKernels c = control_kernels("sglang-mha", "vllm-paged-legacy", "half_lines", "half_lines_no_column");
+  std::size_t replaced = 0;
+  for (const auto& [transpose, zero] : {std::pair<std::string, std::string>{"kv_transpose8x8(r, c[q]);", "c[q][0] = _mm_setzero_si128();"},
+                                        {"kv_transpose8x16(r, c[q]);", "c[q][0] = _mm256_setzero_si256();"}})
+    for (std::size_t k = c.broken.find(transpose); k != std::string::npos; k = c.broken.find(transpose, k + 1), ++replaced)
+      c.broken.replace(k, transpose.size(), transpose + " if (GROUPS == 2) " + zero);
+  REQUIRE(replaced == 4);  // both paths of both instruction-set variants
+  check_controls(c, true, c.cache.params.at("num_tokens"));
+}
+
 TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block num_tokens cuts is caught", "[emit][kernels]") {
   // Control for the whole-block copies (LMCache's token rows into vLLM blocks: one copy per block of 16
   // tokens when all of them are moved). With the check that the block's last token is moved removed, the
@@ -1179,7 +1195,7 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
 }
 
 TEST_CASE("a nest with a second loop order moves the oracle's bytes in either order, where the CPU picks it", "[emit][kernels]") {
-  // Three pairs into SGLang's host pools (a token's 32 layers together), each printing its nest again in a
+  // Four pairs into SGLang's host pools (a token's 32 layers together), each printing its nest again in a
   // second order (Cell::cpu_loops), taken where its choice is on (AMD's default):
   //  - from Dynamo's cross-layer blocks into the page_head pool: the target's order reads one stream per layer, which
   //    kMostReadStreams counts as few, so the plan keeps it and prints the source's order beside it
@@ -1189,7 +1205,10 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
   //    (CpuOrder::instance_groups, KVLAYOUT_INSTANCE_GROUPS);
   //  - from vLLM's per-layer NHD cache into the page_first pool: the target's order reads one stream per
   //    layer, so the plan prints beside it the layers in groups of four, the group outermost
-  //    (CpuOrder::instance_groups).
+  //    (CpuOrder::instance_groups);
+  //  - from vLLM's per-layer HND cache into the page_head pool: the target's order reads one stream of 256-byte
+  //    runs per layer, where the source's order would be printed beside it, the layers in groups of four
+  //    take its place (CpuOrder::read_streams_in_groups, on every CPU by default).
   // Both nests move the oracle's bytes, with a page of 64 tokens whole and cut at 37. Control: the second
   // nest skipping its first flattened step, caught exactly where it is taken.
   // (The page_first pool's runs are a token's heads: 8 heads of 64 dims, 1 KiB, longer than the source's
@@ -1200,7 +1219,8 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
   };
   for (const Case& c : {Case{"dynamo-universal", "sglang-host-page-head", "kv_reads_by_source", "_by_source", 2, 128},
                         Case{"vllm-flash-nhd", "sglang-host-page-head", "kv_instance_groups", "_in_groups", 2, 128},
-                        Case{"vllm-flash-nhd", "sglang-host-page-first", "kv_instance_groups", "_in_groups", 8, 64}}) {
+                        Case{"vllm-flash-nhd", "sglang-host-page-first", "kv_instance_groups", "_in_groups", 8, 64},
+                        Case{"vllm-flash-hnd", "sglang-host-page-head", "kv_read_streams_in_groups", "_in_groups", 2, 128}}) {
     INFO(c.source << " -> " << c.target);
     test::TempDir dir;
     const StreamingPair pair =
