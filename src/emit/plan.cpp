@@ -702,7 +702,10 @@ void order_elements_by_scattered_source(Cell& cell, std::int64_t element_bytes) 
 // fast (sglang-host-page-head -> vllm-flash-nhd 0.49x / 0.58x of memcpy against 0.66x / 0.75x), and in groups
 // of 8 or 16 (two processes each, five such pairs) 0.66-0.75x and 0.74-0.88x at one thread, so it is not
 // grouped. Sources read over an inverted table's slots (SGLang's token pool, llama.cpp's cells) gained
-// nothing (sglang-mha -> sglang-host-page-head 0.68-0.69x either way) and are not grouped either.
+// nothing (sglang-mha -> sglang-host-page-head 0.68-0.69x either way) and are not grouped either. On an
+// Intel Xeon (three processes of seven repetitions) only the groups in the source's order's place gained
+// (CpuOrder::read_streams_in_groups, taken there too: see kv_read_streams_in_groups_wanted in cpu.cpp); the
+// others read 0.88-1.04x / 0.83-1.06x and are AMD's alone.
 constexpr std::int64_t kInstanceGroup = 4;
 
 // Phase 5f, first half: the coordinate whose instances a second order would walk kInstanceGroup at a time
