@@ -944,7 +944,7 @@ const char* second_order_label(CpuOrder order) {
   switch (order) {
     case CpuOrder::by_source: return " (on AMD CPUs, by the source:";
     case CpuOrder::instance_groups: return " (on AMD CPUs, instances in groups:";
-    case CpuOrder::read_streams_in_groups: return " (on AMD and Intel CPUs, instances in groups:";
+    case CpuOrder::read_streams_in_groups: return " (on every CPU, instances in groups:";
     case CpuOrder::none: break;
   }
   throw std::logic_error("a cell without a second order has no label for it");
