@@ -82,7 +82,8 @@ constexpr std::int64_t kGatheredChunk = 256;
 // llamacpp-vtrans (2048 tokens, one thread, GiB/s): with the heads coalesced and rows read whole,
 // vllm-flash-nhd 5.4 -> 8.8 and the median of the 9 such sources 5.2 -> 8.7; read whole without
 // coalescing, the 5 K/V-interleaved sources 3.6-4.0 -> 5.1-5.7, but the HND sources (a head's rows a
-// page or more apart) 9.6 -> 6.3, so those keep the bands.
+// page or more apart) 9.6 -> 6.3, so those keep the bands. (Those take staged chunks now where the CPU
+// picks them, and are read whole otherwise: see stage_gathered_chunks.)
 bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
   if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered) return false;
   if (!cell.tile_source_merged.empty()) return true;
@@ -123,13 +124,22 @@ bool gathered_rows_dense(const Cell& cell, bool source_rows) {
 // 0.73-0.74, lmcache056-t2d 0.57-0.58 / 0.56 -> 0.63-0.65 / 0.62; the rows read in bands instead lose
 // (hf-dynamic 0.61-0.64 / 0.62-0.63 staged -> 0.51-0.58 / 0.54-0.55, trtllm-pool 0.60 / 0.60-0.61 ->
 // 0.53-0.54 / 0.53-0.54, flashinfer-hnd 0.59-0.60 / 0.64 -> 0.58 / 0.57-0.58), so those stay staged.
+// Staged only where the call's CPU picks it, as has_staged_bursts' alternative (print_gathered_tile): on an
+// Intel Xeon the blocks straight, the rows read whole 32 at a time (the next 32 prefetched band by band),
+// measured faster. 256 MiB, `kvlayout_bench_sweep --ab KVLAYOUT_STAGE=on` over the 38 moves into
+// llamacpp-vtrans, one process, 1 / 2 threads: the HND sources 1.13-1.31x / 1.04-1.42x as fast read whole
+// (vllm-flash-hnd 0.55 / 0.54x of memcpy -> 0.62 / 0.64x, hf-dynamic 0.48 / 0.45 -> 0.62 / 0.64,
+// trtllm-pool 0.55 / 0.52 -> 0.72 / 0.61); its V alone, taken apart by hand edits, spent as long gathering
+// its random 256-byte rows into the buffer as transposing them and writing the bursts together, and read
+// in bands (the next 32 rows prefetched a line each) it was 1.1x as fast as staged, read whole 1.2x.
 bool stage_gathered_chunks(const Cell& cell, int source_bytes) {
   if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered || cell.tile_target_extent < kGatheredChunk) return false;
   return gathered_rows_dense(cell, true) && !read_gathered_rows_whole(cell, source_bytes);
 }
 
-// Whether a tile of gathered rows, whole lines on both sides, has a staged alternative the kernel takes
-// where the call's CPU gains from it (kv_staged_bursts, set per call by kv_run_part; see
+// Whether a tile of gathered rows, whole lines on both sides, read whole (the staged chunks with the gather
+// buffer, stage_gathered_chunks, are the other staged alternative) has one the kernel takes where the
+// call's CPU gains from it (kv_staged_bursts, set per call by kv_run_part; see
 // kv_staged_bursts_wanted): where the rows are otherwise written a line per block, into each target row one
 // burst of kGatheredChunk elements from a stage. Gathered source rows read whole (read_gathered_rows_whole)
 // and dense: chunks staged as stage_gathered_chunks does, without the gather buffer. Dense gathered target
@@ -168,9 +178,10 @@ std::int64_t gathered_chunk_bytes(const Cell& cell, int source_bytes) {
 // whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
 // blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
 // rows, in whatever order the table gives, are written as whole streamed lines. Gathered source rows only:
-// dense rows in staged chunks of kGatheredChunk rows, each target row receiving one burst per band (see
-// stage_gathered_chunks); otherwise in bands of 32 target rows over all the rows, or (see
-// read_gathered_rows_whole) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
+// dense rows in staged chunks of kGatheredChunk rows where the call's CPU picks them, each target row
+// receiving one burst per band (see stage_gathered_chunks and has_staged_bursts); otherwise in bands of 32
+// target rows over all the rows, or (see read_gathered_rows_whole, and the straight alternative of
+// stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
 // Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
 void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch) {
@@ -322,11 +333,13 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
            tb + ", kv_chunk + across0, down0 * " + sb + ", kv_min(INT64_C(32), chunk - across0), downs, false);");
     w.close();
   };
-  // Where a staged alternative exists (has_staged_bursts), the call's CPU picks it or the straight blocks.
-  const bool alternative = has_staged_bursts(cell, source_bytes);
+  // Where a staged alternative exists (has_staged_bursts, or stage_gathered_chunks: the same chunks with the
+  // gather buffer), the call's CPU picks it or the straight blocks.
+  const bool staged_with_gather = stage_gathered_chunks(cell, source_bytes);
+  const bool alternative = has_staged_bursts(cell, source_bytes) || staged_with_gather;
   if (alternative) {
     w.open("if (kv_staged_bursts.load(std::memory_order_relaxed))");
-    if (cell.tile_source_rows_gathered) staged_source_chunks(false);
+    if (cell.tile_source_rows_gathered) staged_source_chunks(staged_with_gather);
     else staged_target_chunks();
     w.close();
     w.close();
@@ -369,9 +382,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.line("if (down0 + 32 < kv_downs) for (int64_t r = 0; r < acrosses; ++r) kv_prefetch<64>(kv_from[r] + (down0 + 32) * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from, down0 * " + sb +
            ", acrosses, downs, stream);");
-  } else if (stage_gathered_chunks(cell, source_bytes)) {
-    staged_source_chunks(true);
-  } else if (!read_gathered_rows_whole(cell, source_bytes)) {
+  } else if (!read_gathered_rows_whole(cell, source_bytes) && !staged_with_gather) {  // staged_with_gather's straight blocks: read whole
     // Outer: 32 strided target rows; inner: the gathered source rows, the next block's prefetched.
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
     strided_rows(true, "down0", "downs");
@@ -1699,7 +1710,8 @@ static std::atomic<bool> kv_long_prefetches{true};
 // the lines; the tests run the kernels both ways against the byte oracle). Measured on an AMD EPYC: see
 // has_staged_bursts in kvlayout's emit/cpu.cpp. On an Intel Xeon the rows read whole and written a line
 // per block were the faster (into llamacpp-vtrans from vllm-flash-nhd 0.75x of memcpy against 0.64-0.68x
-// staged), so Intel keeps them.
+// staged; from vllm-flash-hnd, whose chunks are staged with a gather buffer, 0.62x against 0.55x), so Intel
+// keeps them.
 [[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false); }
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};

@@ -765,9 +765,10 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
 TEST_CASE("gathered rows staged in chunks of 256, into llama.cpp's transposed V and out of it, move exactly the oracle's bytes, and a burst written one element off or rows swapped are caught",
           "[emit][kernels]") {
   // Moves into llama.cpp's transposed V read a chunk of 256 gathered source rows (slots) per band of 32
-  // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk): always
-  // where the rows are read in bands (HND sources), and as the staged alternative (has_staged_bursts) where
-  // the CPU picks it (KVLAYOUT_STAGE) for rows read whole (vllm-flash-nhd's). Moves out of it take chunks of
+  // target rows and write each target row one 512-byte burst from a stage (cpu.cpp, kGatheredChunk) where
+  // the CPU picks it (KVLAYOUT_STAGE): with a gather buffer where the rows would be read in bands (HND
+  // sources, stage_gathered_chunks), without it for rows read whole (vllm-flash-nhd's, has_staged_bursts);
+  // otherwise the rows are read whole in straight blocks. Moves out of it take chunks of
   // 256 source rows (a head's dims, 512 channels here) per 32 gathered target rows as that alternative. The
   // other kernel tests move at most 67 tokens, so no chunk is whole there. Here 300 slots: the first chunk
   // of slots whole when all 300 tokens are moved (staged), the second cut (44 slots, straight blocks); with
@@ -817,14 +818,14 @@ TEST_CASE("gathered rows staged in chunks of 256, into llama.cpp's transposed V 
     k.alternative = code.find("if (kv_staged_bursts.load(std::memory_order_relaxed))") != std::string::npos;
     if (k.gathered) sources.push_back(broken_kernel(p, o, o.name + "_swapped", gather_row, "kv_chunk[r + (k ^ 1)] + line, 64);"));
     INFO(from << " -> " << to);
-    CHECK((k.alternative != k.gathered));  // HND rows staged with the buffer everywhere; the others where the CPU picks it
+    CHECK(k.alternative);  // staged only where the CPU picks it: HND rows with the buffer, the others without
     kernels.push_back(std::move(k));
   }
-  // The HND sources staged everywhere with the buffer; vllm-flash-nhd's rows (read whole) and both moves out
-  // as the alternative (see has_staged_bursts in emit/cpu.cpp).
+  // The HND sources staged with the buffer, vllm-flash-nhd's rows (read whole) and both moves out without it,
+  // each as the alternative the CPU picks (see stage_gathered_chunks and has_staged_bursts in emit/cpu.cpp).
   REQUIRE(kernels.size() >= 6);
   CHECK(std::count_if(kernels.begin(), kernels.end(), [](const Staged& k) { return k.gathered; }) >= 4);
-  CHECK(std::count_if(kernels.begin(), kernels.end(), [](const Staged& k) { return k.alternative; }) >= 3);
+  CHECK(std::count_if(kernels.begin(), kernels.end(), [](const Staged& k) { return !k.gathered; }) >= 3);
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Staged& c : kernels) {
