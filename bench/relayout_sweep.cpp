@@ -68,6 +68,13 @@ struct Options {
   // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
+  // --ab-source FILE: instead, also time a hand-edited kernel of the one pair selected (function k0, as
+  // --source), interleaved with the pair's kernel (or --source's) in the same repetitions. Two files need no
+  // switch read from the environment: a hand edit whose switch is read once and kept (a static) runs the
+  // same code in both slots of --ab.
+  std::string ab_replacement;
+  bool ab() const { return !ab_name.empty() || !ab_replacement.empty(); }
+  std::string ab_label() const { return ab_replacement.empty() ? ab_name + "=" + ab_value : "--ab-source " + ab_replacement; }
   bool headline_only = false;  // --headline-only: the six headline pairs alone
   // --roofline: every pair of runs under 0.8x memcpy at some thread count is timed again against its own
   // access pattern replayed (access_replay.hpp), interleaved with the kernel and memcpy.
@@ -366,6 +373,26 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
   return pairs;
 }
 
+// The text of a hand-edited kernel (`flag` FILE: --source or --ab-source) for the one kernel selected, for
+// trying a change to the generator by hand before making it.
+// @pre `kernels` is the number of distinct kernels the pairs hold.
+std::string hand_edited_kernel(const std::vector<Pair>& pairs, std::size_t kernels, const std::string& file, const std::string& flag) {
+  // One kernel only: the file replaces the whole translation unit, so a second pair in it would lose its
+  // kernel (and a --filter substring such as X/sglang-host-page-first also selects X/...-direct: end it with '$').
+  if (kernels != 1)
+    throw std::runtime_error(flag + " needs --filter to select exactly one pair; it selects " + std::to_string(kernels) + " distinct kernels");
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(flag + ": cannot read " + file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The header kvlayout emit writes names the pair: a kernel of another pair would write past its buffers.
+  const Pair& selected = *std::find_if(pairs.begin(), pairs.end(), [](const Pair& p) { return p.same_as < 0; });
+  const std::string names = ": " + selected.source + " -> " + selected.target + " on cache shape " + selected.cache + "\n";
+  if (text.find(names) == std::string::npos)
+    throw std::runtime_error(flag + " " + file + " is not a kernel of " + selected.source + " -> " + selected.target + " on " + selected.cache +
+                             " (its header names another pair, or none)");
+  return text;
+}
+
 // Phase 2: the kernels compiled as a serving build would (-O2).
 std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, const Options& o) {
   // Sixteen kernels per translation unit (each lives in its own namespace): the compiler's start-up and
@@ -375,25 +402,23 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
   for (const Pair& p : pairs)
     if (p.same_as < 0) sources[kernels++ / 16] += p.code;
   sources.resize((kernels + 15) / 16);
-  if (!o.replacement.empty()) {  // for trying a change to the generator by hand before making it
-    // One kernel only: the file replaces the whole translation unit, so a second pair in it would lose its
-    // kernel (and a --filter substring such as X/sglang-host-page-first also selects X/...-direct: end it with '$').
-    if (kernels != 1)
-      throw std::runtime_error("--source needs --filter to select exactly one pair; it selects " + std::to_string(kernels) + " distinct kernels");
-    std::ifstream in(o.replacement);
-    if (!in) throw std::runtime_error("--source: cannot read " + o.replacement);
-    sources[0].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    // The header kvlayout emit writes names the pair: a kernel of another pair would write past its buffers.
-    const Pair& selected = *std::find_if(pairs.begin(), pairs.end(), [](const Pair& p) { return p.same_as < 0; });
-    const std::string names = ": " + selected.source + " -> " + selected.target + " on cache shape " + selected.cache + "\n";
-    if (sources[0].find(names) == std::string::npos)
-      throw std::runtime_error("--source " + o.replacement + " is not a kernel of " + selected.source + " -> " + selected.target + " on " +
-                               selected.cache + " (its header names another pair, or none)");
-  }
+  if (!o.replacement.empty()) sources[0] = hand_edited_kernel(pairs, kernels, o.replacement, "--source");
   std::filesystem::create_directories(o.workdir);
   native::CompileOptions c;
   c.jobs = o.jobs;
   return std::make_unique<native::KernelLibrary>(sources, o.workdir, c);
+}
+
+// --ab-source's kernel, compiled apart (both files define k0), or null when not asked.
+std::unique_ptr<native::KernelLibrary> compile_ab_source(const std::vector<Pair>& pairs, const Options& o) {
+  if (o.ab_replacement.empty()) return nullptr;
+  const auto kernels = static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [](const Pair& p) { return p.same_as < 0; }));
+  const std::vector<std::string> sources = {hand_edited_kernel(pairs, kernels, o.ab_replacement, "--ab-source")};
+  const std::string dir = o.workdir + "/ab-source";
+  std::filesystem::create_directories(dir);
+  native::CompileOptions c;
+  c.jobs = o.jobs;
+  return std::make_unique<native::KernelLibrary>(sources, dir, c);
 }
 
 // One side's tensor instances, as the replay sees them.
@@ -445,7 +470,8 @@ struct Measured {
 bool is_runs(const std::string& kind) { return kind.rfind("runs", 0) == 0; }
 
 // Phase 3: one pair timed, interleaved with memcpy of the same bytes, for every thread count.
-Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, const Options& o) {
+// `ab_kernel` (--ab-source) takes the place of --ab's environment in the interleaved third slot.
+Measured measure(const Pair& p, native::RelayoutKernel kernel, native::RelayoutKernel ab_kernel, Arena& arena, const Options& o) {
   const layout::BoundLayout sb = layout::bind(p.source_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   const layout::BoundLayout tb = layout::bind(p.target_layout, p.cache_shape, {{"num_tokens", p.tokens}});
   arena.reset();
@@ -458,12 +484,21 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
   auto run_kernel = [&](int threads) {
     failed |= kernel(s.bases.data(), t.bases.data(), s.table_bases.data(), t.table_bases.data(), p.tokens, threads);
   };
+  auto run_ab_kernel = [&](int threads) {
+    failed |= ab_kernel(s.bases.data(), t.bases.data(), s.table_bases.data(), t.table_bases.data(), p.tokens, threads);
+  };
+  if (ab_kernel != nullptr)
+    for (int threads : o.threads) run_ab_kernel(threads);
   for (int threads : o.threads) run_kernel(threads);  // warm: first-touch effects and thread start-up
   for (int r = 0; r < o.repetitions; ++r)
     for (int threads : o.threads) {
       auto k = [&] { kernel_s[threads].push_back(seconds_of([&] { run_kernel(threads); })); };
       auto m = [&] { memcpy_s[threads].push_back(seconds_of([&] { split_memcpy(to, from, bytes, threads); })); };
       auto b = [&] {
+        if (ab_kernel != nullptr) {
+          ab_s[threads].push_back(seconds_of([&] { run_ab_kernel(threads); }));
+          return;
+        }
         if (o.ab_name.empty()) return;
         const char* before = std::getenv(o.ab_name.c_str());
         const std::string kept = before != nullptr ? before : "";
@@ -483,7 +518,7 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, Arena& arena, con
     timing.kernel_gibs = gib / median(kernel_s[threads]);
     timing.memcpy_gibs = gib / median(memcpy_s[threads]);
     timing.ratio = timing.kernel_gibs / timing.memcpy_gibs;
-    if (!o.ab_name.empty()) timing.ab_ratio = median(memcpy_s[threads]) / median(ab_s[threads]);
+    if (o.ab()) timing.ab_ratio = median(memcpy_s[threads]) / median(ab_s[threads]);
     out.timings[threads] = timing;
   }
   const bool under = std::any_of(out.timings.begin(), out.timings.end(), [](const auto& t) { return t.second.ratio < 0.8; });
@@ -779,6 +814,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--hugepages") o.hugepages = true;
     else if (a == "--source") o.replacement = next();
+    else if (a == "--ab-source") o.ab_replacement = next();
     else if (a == "--isa-ab") o.ab_name = "KVLAYOUT_ISA", o.ab_value = "baseline";
     else if (a == "--ab") {
       const std::string v = next();
@@ -804,10 +840,14 @@ Options parse(int argc, char** argv) {
     else {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
                    "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
-                   "                            [--ab NAME=VALUE]\n"
+                   "                            [--ab NAME=VALUE | --ab-source FILE]\n"
                    "                            [--headline-only] [--roofline] [--source-offset N] [--target-offset N]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
+  }
+  if (!o.ab_name.empty() && !o.ab_replacement.empty()) {
+    std::cerr << "kvlayout_bench_sweep: --ab and --ab-source each fill the same third slot; give one of them\n";
+    std::exit(2);
   }
   return o;
 }
@@ -866,6 +906,7 @@ int run_sweep(const Options& o) {
   std::fprintf(stderr, "sweep: %zu exact pairs, %ld distinct kernels; compiling them\n", pairs.size(), static_cast<long>(distinct));
   std::fprintf(stderr, "sweep: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const auto library = compile(pairs, o);
+  const auto ab_library = compile_ab_source(pairs, o);
   std::size_t arena_bytes = 0;
   for (const Pair& p : pairs) arena_bytes = std::max(arena_bytes, p.arena_bytes);
   arena_bytes = std::max(arena_bytes, (static_cast<std::size_t>(o.mib) << 21) + 8192);
@@ -887,7 +928,10 @@ int run_sweep(const Options& o) {
       const auto kernel = library->find(p.kernel);
       if (kernel == nullptr)
         throw std::runtime_error("no function " + p.kernel + " in the compiled kernels" + (o.replacement.empty() ? "" : " (--source " + o.replacement + ")"));
-      timed[i] = measure(p, kernel, arena, o);
+      native::RelayoutKernel ab_kernel = nullptr;
+      if (ab_library != nullptr && (ab_kernel = ab_library->find(p.kernel)) == nullptr)
+        throw std::runtime_error("no function " + p.kernel + " in --ab-source " + o.ab_replacement);
+      timed[i] = measure(p, kernel, ab_kernel, arena, o);
     }
     const auto& timings = timed[i].timings;
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
@@ -900,10 +944,10 @@ int run_sweep(const Options& o) {
     for (const auto& [threads, t] : timings) {
       row["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.ratio}};
       std::printf("  %dT %5.2f GiB/s %.2fx", threads, t.kernel_gibs, t.ratio);
-      if (!o.ab_name.empty()) {
+      if (o.ab()) {
         // baseline_ratio: the name --isa-ab's rows have always had.
         row["threads"][std::to_string(threads)][o.ab_name == "KVLAYOUT_ISA" && o.ab_value == "baseline" ? "baseline_ratio" : "ab_ratio"] = t.ab_ratio;
-        std::printf(" (%s=%s %.2fx)", o.ab_name.c_str(), o.ab_value.c_str(), t.ab_ratio);
+        std::printf(" (%s %.2fx)", o.ab_label().c_str(), t.ab_ratio);
         if (!p.headline && p.same_as < 0) default_over_ab[threads].push_back(t.ratio / t.ab_ratio);
       }
       if (!p.headline) ratios[threads].push_back(t.ratio), by_kind[p.kind][threads].push_back(t.ratio);
@@ -944,16 +988,16 @@ int run_sweep(const Options& o) {
     std::printf("\n");
   }
   summary["by_kind"] = kinds;
-  if (!o.ab_name.empty()) {
+  if (o.ab()) {
     // With --ab: per thread count, how the kernels as they run by default compare with NAME=VALUE (above 1:
-    // the default is faster), each distinct kernel once.
-    spec::Json ab = {{"name", o.ab_name}, {"value", o.ab_value}};
+    // the default is faster), each distinct kernel once; with --ab-source, with that file's kernel.
+    spec::Json ab = o.ab_replacement.empty() ? spec::Json{{"name", o.ab_name}, {"value", o.ab_value}} : spec::Json{{"source", o.ab_replacement}};
     for (auto& [threads, v] : default_over_ab) {
       std::sort(v.begin(), v.end());
       const auto faster = std::count_if(v.begin(), v.end(), [](double r) { return r > 1; });
       ab[std::to_string(threads)] = {{"kernels", v.size()}, {"min", v.front()}, {"median", median(v)}, {"max", v.back()}, {"default_faster", faster}};
-      std::printf("--ab %s=%s %dT: %zu kernels, default over it min %.2f median %.2f max %.2f, default faster in %ld\n", o.ab_name.c_str(),
-                  o.ab_value.c_str(), threads, v.size(), v.front(), median(v), v.back(), static_cast<long>(faster));
+      std::printf("%s%s %dT: %zu kernels, default over it min %.2f median %.2f max %.2f, default faster in %ld\n", o.ab_replacement.empty() ? "--ab " : "",
+                  o.ab_label().c_str(), threads, v.size(), v.front(), median(v), v.back(), static_cast<long>(faster));
     }
     summary["ab"] = ab;
   }
