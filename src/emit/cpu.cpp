@@ -308,6 +308,33 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
            ", kv_from_rows.data() + across0, down0 * " + sb + ", kv_min(INT64_C(32), across1 + chunk - across0), downs, false);");
     w.close();
   };
+  // Sparse gathered target rows (see gathered_rows_dense), each written whole, where the call's CPU picks it
+  // (kv_staged_bursts: the rows whole rather than a line per block, as the staged bursts): outer, 32 of
+  // them; inner, the source's strided rows in bands of 32, so that each target row is written whole (its
+  // lines in a row) before the next, while the source's rows are read as sequential streams, 64 bytes per
+  // band. With the target rows inner (the straight blocks below), each receives one 64-byte line per band, a
+  // page or more from the last. Measured on llamacpp-vtrans -> vllm-packed-nhd (2048 tokens, two runs in one
+  // process, 2026-12-03): V alone 8.7-8.8 -> 9.5-9.9 GiB/s at one thread, 15.0-15.3 -> 17.7-17.9 at two; ->
+  // sglang-host-page-head 6.3-6.5 -> 6.8-6.9 and 11.4-11.6 -> 12.0-12.2 (the pair). For dense target rows
+  // (hf-dynamic, vllm-flash-hnd and -nhd) the order made no difference. On an Intel Xeon (2026-12-05, 256 MiB,
+  // `kvlayout_bench_sweep --ab-source`, 1 / 2 threads, runs on a quiet machine) the straight blocks were the
+  // faster for all six such targets: sglang-host-page-first 1.28-1.33x / 1.27-1.32x, lmcache056-packed
+  // 1.13-1.17x / 1.15-1.17x, vllm-packed-nhd 1.13-1.15x / 1.13-1.15x, vllm033-lbnhc 1.13 / 1.18,
+  // sglang-host-page-head 1.07-1.13x / 1.09, vllm033-blnhc 1.08-1.11x / 1.05-1.09x. Leaves its two loops open.
+  auto sparse_rows_whole = [&]() {
+    w.line("const int64_t kv_acrosses = kv_max(INT64_C(0), " + count_of(false, "0", 0) + ");");
+    w.line("kv_from_rows.resize(static_cast<size_t>(kv_acrosses));");
+    w.line("for (int64_t r = 0; r < kv_acrosses; ++r) kv_from_rows[static_cast<size_t>(r)] = " + pointer_name(true) + " + (" +
+           final_offset(cell, true) + " + r * " + i64(source_row) + ") * " + sb + ";");
+    w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
+    w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
+    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+    w.line("if (down0 + 32 < kv_downs) for (int64_t r = across0; r < across0 + acrosses; ++r) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + (down0 + 32) * " +
+           sb + ");");
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
+           ", acrosses, downs, stream);");
+  };
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
   // Dense gathered target rows, strided source rows (has_staged_bursts): outer, chunks of kGatheredChunk
@@ -334,39 +361,21 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.close();
   };
   // Where a staged alternative exists (has_staged_bursts, or stage_gathered_chunks: the same chunks with the
-  // gather buffer), the call's CPU picks it or the straight blocks.
+  // gather buffer; or sparse target rows written whole), the call's CPU picks it or the straight blocks.
   const bool staged_with_gather = stage_gathered_chunks(cell, source_bytes);
-  const bool alternative = has_staged_bursts(cell, source_bytes) || staged_with_gather;
+  const bool sparse_target_rows = cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false);
+  const bool alternative = has_staged_bursts(cell, source_bytes) || staged_with_gather || sparse_target_rows;
   if (alternative) {
     w.open("if (kv_staged_bursts.load(std::memory_order_relaxed))");
-    if (cell.tile_source_rows_gathered) staged_source_chunks(staged_with_gather);
+    if (sparse_target_rows) sparse_rows_whole();
+    else if (cell.tile_source_rows_gathered) staged_source_chunks(staged_with_gather);
     else staged_target_chunks();
     w.close();
     w.close();
     w.close();
     w.open("else");
   }
-  if (cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false)) {
-    // Sparse gathered target rows (see gathered_rows_dense): outer, 32 of them; inner, the source's strided
-    // rows in bands of 32, so that each target row is written whole (its lines in a row) before the next,
-    // while the source's rows are read as sequential streams, 64 bytes per band. With the target rows inner,
-    // each received one 64-byte line per band, a page or more from the last. Measured on llamacpp-vtrans ->
-    // vllm-packed-nhd (2048 tokens, two runs in one process): V alone 8.7-8.8 -> 9.5-9.9 GiB/s at one thread,
-    // 15.0-15.3 -> 17.7-17.9 at two; -> sglang-host-page-head 6.3-6.5 -> 6.8-6.9 and 11.4-11.6 -> 12.0-12.2
-    // (the pair). For dense target rows (hf-dynamic, vllm-flash-hnd and -nhd) the order made no difference.
-    w.line("const int64_t kv_acrosses = kv_max(INT64_C(0), " + count_of(false, "0", 0) + ");");
-    w.line("kv_from_rows.resize(static_cast<size_t>(kv_acrosses));");
-    w.line("for (int64_t r = 0; r < kv_acrosses; ++r) kv_from_rows[static_cast<size_t>(r)] = " + pointer_name(true) + " + (" +
-           final_offset(cell, true) + " + r * " + i64(source_row) + ") * " + sb + ";");
-    w.open("for (int64_t down0 = 0; down0 < kv_downs; down0 += 32)");
-    w.line("const int64_t downs = kv_min(INT64_C(32), kv_downs - down0);");
-    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
-    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
-    w.line("if (down0 + 32 < kv_downs) for (int64_t r = across0; r < across0 + acrosses; ++r) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + (down0 + 32) * " +
-           sb + ");");
-    w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
-           ", acrosses, downs, stream);");
-  } else if (cell.tile_target_rows_gathered) {
+  if (cell.tile_target_rows_gathered) {
     // Outer: 32 source rows (strided, or gathered too); inner: the gathered target rows.
     if (cell.tile_source_rows_gathered) {
       w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
@@ -1711,7 +1720,9 @@ static std::atomic<bool> kv_long_prefetches{true};
 // has_staged_bursts in kvlayout's emit/cpu.cpp. On an Intel Xeon the rows read whole and written a line
 // per block were the faster (into llamacpp-vtrans from vllm-flash-nhd 0.75x of memcpy against 0.64-0.68x
 // staged; from vllm-flash-hnd, whose chunks are staged with a gather buffer, 0.62x against 0.55x), so Intel
-// keeps them.
+// keeps them. The same choice writes sparse gathered target rows (llama.cpp's V into caches whose token rows
+// lie far apart) each whole before the next, or a line per block (Intel: out of llamacpp-vtrans into
+// sglang-host-page-first 0.50x -> 0.65x of memcpy).
 [[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false); }
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};

@@ -80,8 +80,9 @@ ControlKernels control_kernels(const std::string& source, const std::string& tar
 }
 
 // check_control for both kernels of `c` under every table choice, moving `num_tokens`, in every
-// instruction-set variant where `every_variant`, else in the default one.
-void check_controls(const ControlKernels& c, bool every_variant, std::int64_t num_tokens) {
+// instruction-set variant where `every_variant`, else in the default one; with the staged bursts
+// (KVLAYOUT_STAGE) as `staged` says where given, else as test::ScopedIsa sets them per variant.
+void check_controls(const ControlKernels& c, bool every_variant, std::int64_t num_tokens, std::optional<bool> staged = std::nullopt) {
   test::TempDir dir;
   test::KernelLibrary library({c.good, c.broken}, dir.path().string());
   const auto S = enumerate::enumerate_layout(c.source, c.cache), T = enumerate::enumerate_layout(c.target, c.cache);
@@ -91,7 +92,8 @@ void check_controls(const ControlKernels& c, bool every_variant, std::int64_t nu
     for (const std::string& variant : variants) {
       INFO(variant << " variant");
       std::optional<test::ScopedIsa> isa;
-      if (!variant.empty()) isa.emplace(variant);
+      if (!variant.empty() && staged) isa.emplace(variant, *staged);
+      else if (!variant.empty()) isa.emplace(variant);
       check_control(library, c.good_name, c.broken_name, S, T, k, num_tokens);
     }
   }
@@ -980,6 +982,7 @@ TEST_CASE("the kernel tests see sparse gathered target rows written whole: a ker
   // Control for the gathered-tile order where the target's rows are sparse (see gathered_rows_dense in
   // emit/cpu.cpp): llama.cpp's transposed V into vLLM's packed NHD cache, whose rows of one head's V lie
   // between K's. The broken kernel reads source rows r and r ^ 1 swapped (dims 2k and 2k + 1 of a head).
+  // The rows are written whole only where the CPU picks it (KVLAYOUT_STAGE), so the staged choice is on.
   ControlKernels c = control_kernels("llamacpp-vtrans", "vllm-packed-nhd", "sparse_rows", "swapped_rows");
   const std::string fill = "kv_from_rows[static_cast<size_t>(r)] = pS + (";
   std::size_t replaced = 0;
@@ -990,7 +993,8 @@ TEST_CASE("the kernel tests see sparse gathered target rows written whole: a ker
     ++replaced;
   }
   REQUIRE(replaced == 2);  // the cell of both instruction-set variants
-  check_controls(c, true, c.cache.params.at("num_tokens"));
+  CHECK_THAT(c.good, Catch::Contains("if (kv_staged_bursts.load(std::memory_order_relaxed))"));
+  check_controls(c, true, c.cache.params.at("num_tokens"), true);
 }
 
 TEST_CASE("the kernel tests see a gathered source row read whole: a kernel whose coalesced axis stops after one head is caught",
