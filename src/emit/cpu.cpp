@@ -177,7 +177,8 @@ std::int64_t gathered_chunk_bytes(const Cell& cell, int source_bytes) {
 // 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
 // whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
 // blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
-// rows, in whatever order the table gives, are written as whole streamed lines. Gathered source rows only:
+// rows, in whatever order the table gives, are written as whole streamed lines (sparse ones, where the call's
+// CPU picks it, each whole before the next: sparse_rows_whole). Gathered source rows only:
 // dense rows in staged chunks of kGatheredChunk rows where the call's CPU picks them, each target row
 // receiving one burst per band (see stage_gathered_chunks and has_staged_bursts); otherwise in bands of 32
 // target rows over all the rows, or (see read_gathered_rows_whole, and the straight alternative of
