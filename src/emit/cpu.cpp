@@ -127,8 +127,8 @@ bool gathered_rows_dense(const Cell& cell, bool source_rows) {
 // Staged only where the call's CPU picks it, as has_staged_bursts' alternative (print_gathered_tile): on an
 // Intel Xeon the blocks straight, the rows read whole 32 at a time (the next 32 prefetched band by band),
 // measured faster. 256 MiB, `kvlayout_bench_sweep --ab KVLAYOUT_STAGE=on` over the 38 moves into
-// llamacpp-vtrans, one process, 1 / 2 threads: the 10 kernels staged this way 1.14-1.31x / 1.12-1.42x as fast read whole
-// (vllm-flash-hnd 0.55 / 0.54x of memcpy -> 0.62 / 0.64x, hf-dynamic 0.48 / 0.45 -> 0.62 / 0.64,
+// llamacpp-vtrans, one process, 1 / 2 threads: the 10 kernels staged this way 1.14-1.31x / 1.12-1.42x as
+// fast read whole (vllm-flash-hnd 0.55 / 0.54x of memcpy -> 0.62 / 0.64x, hf-dynamic 0.48 / 0.45 -> 0.62 / 0.64,
 // trtllm-pool 0.55 / 0.52 -> 0.72 / 0.61); its V alone, taken apart by hand edits, spent as long gathering
 // its random 256-byte rows into the buffer as transposing them and writing the bursts together, and read
 // in bands (the next 32 rows prefetched a line each) it was 1.1x as fast as staged, read whole 1.2x.
