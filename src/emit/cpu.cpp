@@ -561,6 +561,15 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         w.line("char* const kv_stage = kv_stages[kv_half];");
         w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
         w.line("const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;");
+        // The next block's same step prefetched (a long span: kv_prefetch_run follows the CPU's policy).
+        // Measured on an Intel Xeon, 256 MiB, three runs of `--ab` in one process each (the prefetch
+        // switched alone), 1 / 2 threads: out of vllm-paged-legacy into head-major targets, whose 4 KiB
+        // boxes read one source page each, hf-dynamic 1.15x / 1.15x, flashinfer-hnd 1.15 / 1.13,
+        // vllm-flash-hnd 1.10 / 1.11, dynamo-universal 1.07 / 1.09; into token-major 32 KiB boxes, which
+        // read four pages at once, 0.98-1.06 (vllm-flash-nhd 0.98 / 1.02, lmcache-2ltd 1.06 / 1.03).
+        if (prefetch)
+          w.line("kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +
+                 " + across_at * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");");
         transposes("kv_stage", "across_at", false);
         w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(piece) + ">(kv_pending + q * " + i64(piece) + ", kv_stages[kv_half ^ 1] + q * " +
                i64(piece) + ");");
@@ -1368,11 +1377,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   w.line("const int64_t begin = part_begin + (part_end - part_begin) * sub / subs, end = part_begin + (part_end - part_begin) * (sub + 1) / subs;");
   const PrefetchStep step = prefetch_step(cell, source_bytes, whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, -1));
   const std::int64_t whole_block = whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, step.level);
-  // A staged tile reads its box's source pages four at a time, and so do whole blocks copied four at once,
-  // which the hardware follows: no prefetch. The staged tiles measured no faster with the next block
-  // prefetched beside them; the blocks four at once slower (hf-dynamic -> vllm-flash-hnd, 4 KiB blocks,
-  // the block two ahead prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread).
-  const int prefetch = stage_bytes > 0 || whole_blocks_at_once(whole_block) ? -1 : step.level;
+  // Whole blocks copied four at once read their pages four at a time, which the hardware follows: no
+  // prefetch (measured slower with it: hf-dynamic -> vllm-flash-hnd, 4 KiB blocks, the block two ahead
+  // prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread). A staged tile prefetches
+  // the next block's step beside each step (print_copy).
+  const int prefetch = whole_blocks_at_once(whole_block) ? -1 : step.level;
   if (prefetch >= 0 && step.next_instance)
     for (RunAddress& at : members) at.prefetch_next_instance = true;
   if (stage_bytes > 0) {

@@ -1157,6 +1157,8 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   const std::string code = emit::emit_kernel(proof, o);
   REQUIRE(code.find("kv_quarter_at") != std::string::npos);
   REQUIRE(code.find("kv_pending = ") != std::string::npos);
+  // Each step prefetches the next block's same step (32 columns of 16-token rows: 1 KiB).
+  REQUIRE(code.find("kv_prefetch_run<1024>(pS + oS1 * 2 + (source_next + across_at * INT64_C(16)) * 2);") != std::string::npos);
   const std::string quarter = broken_kernel(proof, o, "staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
   const std::string buffer = broken_kernel(proof, o, "staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
   const std::string flush = broken_kernel(proof, o, "staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ",
