@@ -1236,6 +1236,7 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
 // otherwise each run streamed straight to the target, for every member of the nest.
 void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
                     int target_bytes, bool staged) {
+  const std::int64_t pieces = staged ? staged_runs_pieces(cell, box) : 0;
   const int around = static_cast<int>(box.level) - 1;
   auto in_box = [&](int m) { return std::find(box.source_order.begin(), box.source_order.end(), m) != box.source_order.end(); };
   // A bound-checked coordinate with digits in the box, at its largest value there, within its limit.
@@ -1258,10 +1259,12 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
     return sum;
   };
   const std::string run_bytes = std::to_string(cell.run_elements * source_bytes);
-  w.line(staged ? "// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp)."
-                : "// The box read in the source's order, four quarters at once (source_box.hpp).");
+  if (!staged) w.line("// The box read in the source's order, four quarters at once (source_box.hpp).");
+  else if (pieces == 0) w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp).");
+  else w.line("// The box's runs staged in the source's order, four quarters at once, the box before streamed out beside (source_box.hpp).");
   w.open("if (stream" + whole + ")");
-  if (staged) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
+  if (staged && pieces == 0) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
+  if (pieces > 0) w.line("char* const kv_stage = kv_stages[kv_half];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
   const std::int64_t quarter = outer.extent / kPageStreams;
   w.open("for (int64_t kv_quarter_at = 0; kv_quarter_at < " + i64(quarter) + "; ++kv_quarter_at)");
@@ -1280,11 +1283,29 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
       w.line("kv_stream_copy<" + run_bytes + ">(" + address(at, false, "(" + offset_at(cell, false, around) + " + " + offset_in_box(cell.target) + ")", target_bytes) +
              ", " + address(at, true, "(" + offset_at(cell, true, around) + " + " + offset_in_box(cell.source) + ")", source_bytes) + ");");
   }
-  for (std::size_t i = 0; i < box.source_order.size() + 1; ++i) w.close();
+  if (pieces == 0) {
+    for (std::size_t i = 0; i < box.source_order.size() + 1; ++i) w.close();
+  } else {
+    // A piece of the pending box per iteration of the box's two outermost loops (staged_runs_pieces).
+    const bool second = box.source_order.size() > 1;
+    for (std::size_t i = 0; i < (second ? box.source_order.size() - 1 : 1); ++i) w.close();
+    const std::string piece = i64(box.bytes / pieces);
+    const std::string index =
+        second ? "kv_quarter_at * " + i64(cell.modes[static_cast<std::size_t>(box.source_order[1])].extent) + " + " + cell.modes[static_cast<std::size_t>(box.source_order[1])].var
+               : "kv_quarter_at";
+    w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(box.bytes / pieces) + ">(kv_pending + (" + index + ") * " + piece +
+           ", kv_stages[kv_half ^ 1] + (" + index + ") * " + piece + ");");
+    for (std::size_t i = 0; i < (second ? 2u : 1u); ++i) w.close();
+  }
   if (staged) {
     const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
-    w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
-    w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+    if (pieces == 0) {
+      w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
+      w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+    } else {
+      w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_pending = " + d + ", kv_half ^= 1;");
+      w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + "), kv_pending = nullptr;");
+    }
   }
   w.line("continue;");
   w.close();
@@ -1335,14 +1356,20 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
         for (const auto& line : shifted_pointer(cell, level, kInputs, false, group[k].target_instance_shift, members[k].target_pointer)) w.line(line);
     }
   };
-  // A staged tile's two stage buffers live across the cell's iterations (print_copy streams a box out
-  // while the next is staged), for a nest of one member with loops.
-  const std::int64_t stage_bytes =
+  const std::size_t loops = cell.loops.size();
+  const std::size_t flat = flattened_loops(cell);
+  // Paired 16-byte runs (run_pairs.hpp), and a box of them staged (source_box.hpp), for a nest of one member.
+  const int pairs = convert || loops == 0 ? -1 : run_pairs_level(cell, source_bytes, flat);
+  const std::optional<SourceBox> staged_box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
+  // print_box_runs stream a box out while the next is staged), for a nest of one member with loops.
+  const std::int64_t tile_stage_bytes =
       members.size() == 1 && !cell.loops.empty() ? staged_box_bytes(cell, source_bytes, target_bytes, convert) : 0;
+  const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;
   auto copies = [&](bool prefetch) {
     for (const RunAddress& at : members) {
       if (convert && members.size() > 1) w.open("");  // a converting copy declares its own from / to
-      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at, stage_bytes > 0);
+      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at, tile_stage_bytes > 0);
       if (convert && members.size() > 1) w.close();
     }
   };
@@ -1359,7 +1386,6 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("std::vector<char*> kv_to_rows;  std::vector<const char*> kv_from_rows;  // a gathered tile's rows, reused per iteration");
   if (gathered_chunk_bytes(cell, source_bytes) > 0) w.line("std::unique_ptr<char[]> kv_gather;  // a whole chunk's source rows, allocated at the first");
   statements(-1, "return;");
-  const std::size_t loops = cell.loops.size();
   if (loops == 0) {
     w.line("(void)parts; (void)subs;  // one copy, made by the first part's first pass");
     w.line("if (part != 0 || sub != 0) return;");
@@ -1369,7 +1395,6 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   }
   // The two outermost loops are flattened and split evenly across the threads; a thread's part is split
   // again into `subs` passes where run_part interleaves nests (interleaved_passes).
-  const std::size_t flat = flattened_loops(cell);
   for (std::size_t l = 0; l < flat; ++l)
     w.line("const int64_t E" + std::to_string(l) + " = " + extent(cell, cell.loops[l], kInputs) + ";");
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");
@@ -1424,9 +1449,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const Mode& innermost = cell.modes[static_cast<std::size_t>(cell.loops.back())];
   const bool unroll = loops > flat && cell.tile_target_contiguous < 0 && !innermost.top_of_token && innermost.extent <= 16 &&
                       cell.run_elements * source_bytes < 256;
-  // Paired 16-byte runs (run_pairs.hpp): where streaming and every position of both loops' ranges is
-  // moved, a nest stepping both by 2 or 4 (run_group_side) before the plain one, which takes the rest.
-  const int pairs = convert ? -1 : run_pairs_level(cell, source_bytes, flat);
+  // Paired 16-byte runs (`pairs`): where streaming and every position of both loops' ranges is moved, a
+  // nest stepping both by 2 or 4 (run_group_side) before the plain one, which takes the rest.
   auto print_pairs = [&] {
     const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
     std::string whole;
@@ -1482,9 +1506,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     w.line("continue;");
     w.close();
   };
-  // A box read as four page streams (source_box.hpp): paired runs staged on the stack, for a nest of one
+  // A box read as four page streams (source_box.hpp): paired runs staged (staged_box), for a nest of one
   // member; or runs of lines streamed straight to the target.
-  std::optional<SourceBox> box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  std::optional<SourceBox> box = staged_box;
   const bool staged = box.has_value();
   if (!box && !convert && whole_block == 0 && target_runs_aligned(cell, target_bytes) && (cell.run_elements * source_bytes) % 16 == 0)
     box = quartered_runs(cell, source_bytes, target_bytes, flat);

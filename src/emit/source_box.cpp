@@ -67,6 +67,14 @@ std::optional<SourceBox> staged_runs(const Cell& cell, int source_bytes, std::si
   return std::nullopt;
 }
 
+std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box) {
+  const std::int64_t quarters = cell.modes[static_cast<std::size_t>(box.source_order.front())].extent / kPageStreams;
+  const std::int64_t next = box.source_order.size() > 1 ? cell.modes[static_cast<std::size_t>(box.source_order[1])].extent : 1;
+  const std::int64_t pieces = quarters * next;
+  if (pieces <= 0 || box.bytes % pieces != 0 || (box.bytes / pieces) % 16 != 0) return 0;
+  return pieces;
+}
+
 std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level) {
   if (cell.source_order_from < 0 || cell.run_elements * source_bytes < 64 || source_bytes != target_bytes) return std::nullopt;
   for (std::size_t level = std::max(first_level, static_cast<std::size_t>(cell.source_order_from)); level < cell.loops.size(); ++level) {

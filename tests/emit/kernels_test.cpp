@@ -1148,8 +1148,10 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   // Out of the legacy cache into vLLM's flash cache: the key packs of a whole block are staged in the
   // source's order, four quarters at once (emit/source_box.hpp), and the value tiles are staged and
   // streamed out a box behind (print_copy's whole-line transposes). Heads of 32 bf16 make the value
-  // box's columns whole lines; streaming is forced. Controls: every quarter reading the first one's heads,
-  // the pending box streamed from the buffer being staged, and the last pending box never streamed out.
+  // box's columns whole lines; streaming is forced. The key box is streamed out a box behind too, a piece
+  // per step of its quarters (staged_runs_pieces). Controls: every quarter reading the first one's heads,
+  // the pending box streamed from the buffer being staged (in the value tiles, and in the key box), and
+  // the last pending box never streamed out.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "staged");
   const auto &S = pair.source, &T = pair.target;
   const prove::Proof& proof = pair.proof;
@@ -1161,12 +1163,15 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   REQUIRE(code.find("kv_prefetch_run<1024>(pS + oS1 * 2 + (source_next + across_at * INT64_C(16)) * 2);") != std::string::npos);
   const std::string quarter = broken_kernel(proof, o, "staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
   const std::string buffer = broken_kernel(proof, o, "staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
+  const std::string key_buffer = broken_kernel(proof, o, "staged_runs_wrong_buffer", "kv_stages[kv_half ^ 1] + (kv_quarter_at * ",
+                                               "kv_stages[kv_half] + (kv_quarter_at * ");
   const std::string flush = broken_kernel(proof, o, "staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ",
                                           "if (false) kv_stream_copy<4096>(kv_pending, ");
   test::TempDir dir;
-  test::KernelLibrary library({code, quarter, buffer, flush}, dir.path().string());
+  test::KernelLibrary library({code, quarter, buffer, key_buffer, flush}, dir.path().string());
   const auto always = [](std::int64_t, int) { return true; };
-  check_exact_with_controls(library, S, T, o.name, {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_no_flush", always}});
+  check_exact_with_controls(library, S, T, o.name,
+                            {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_runs_wrong_buffer", always}, {"staged_no_flush", always}});
 }
 
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {

@@ -35,6 +35,27 @@ TEST_CASE("out of the legacy key cache into a token-major block, a whole block's
   std::vector<std::string> order;
   for (int m : box->source_order) order.push_back(k.modes[static_cast<std::size_t>(m)].var);
   CHECK(order == std::vector<std::string>{"head", "dim_div8", "token_mod16"});  // the source's [head, dim / 8, slot, 8]
+  // Streamed out a box behind, a kilobyte per step: 2 steps of the quarters (8 heads / 4) by 16 of dim / 8.
+  CHECK(emit::staged_runs_pieces(k, *box) == 32);
+}
+
+TEST_CASE("a staged box splits into pieces of whole 16-byte units per step of its two outer loops, or none", "[emit][plan]") {
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+  const auto box = emit::staged_runs(k, 2, kFlat);
+  REQUIRE(box.has_value());
+  SECTION("the control: the key box splits") { CHECK(emit::staged_runs_pieces(k, *box) == 32); }
+  SECTION("a box whose pieces would not be whole 16-byte units is streamed out at once") {
+    emit::SourceBox odd = *box;
+    odd.bytes = 32 * 24;  // 24-byte pieces
+    CHECK(emit::staged_runs_pieces(k, odd) == 0);
+    odd.bytes = 32 * 16 + 8;  // no whole division
+    CHECK(emit::staged_runs_pieces(k, odd) == 0);
+  }
+  SECTION("a box of one loop splits per quarter step") {
+    emit::SourceBox one = *box;
+    one.source_order.resize(1);
+    CHECK(emit::staged_runs_pieces(k, one) == 2);
+  }
 }
 
 TEST_CASE("boxes whose pairs are adjacent, whose runs are not 16 bytes, or that are not contiguous are not staged", "[emit][plan]") {
