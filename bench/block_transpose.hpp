@@ -25,7 +25,8 @@ enum class TransposeDirection {
 // How the blocks out of token-fastest are written (the block transpose pattern is the better of the two;
 // which one wins depends on the CPU). Streamed: each step's 64-byte lines streamed straight to the target,
 // the source's pages read four at a time. Staged: as the kernels' staged boxes, each block transposed into
-// a buffer in the first-level cache with ordinary stores and streamed out while the next is transposed.
+// a buffer in the first-level cache with ordinary stores, its pages four at a time and the next block's
+// same kilobyte prefetched beside each step, and streamed out while the next is transposed.
 // The blocks into token-fastest write a whole kilobyte of their target per step, and are always streamed.
 enum class TransposeWay { Streamed, Staged };
 
