@@ -173,6 +173,40 @@ std::int64_t gathered_chunk_bytes(const Cell& cell, int source_bytes) {
   return kGatheredChunk * row;
 }
 
+// The order of a staged box's steps (32 columns each, `span` source bytes apart): four source pages at a
+// time, a step from each in turn, so that one core reads four page streams at once (as kv_stream_copy does),
+// where the steps in order read one page after another; identity where the steps do not tile whole pages.
+// As C, the step taken at iteration `q` of `steps`.
+std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
+  if (span <= 0 || kPageBytes % span != 0) return "q";
+  const std::int64_t per_page = kPageBytes / span, group = kPageStreams * per_page;
+  if (steps % group != 0) return "q";
+  const std::string pages = std::to_string(kPageStreams);
+  return "(q % " + pages + ") * " + i64(per_page) + " + (q / " + pages + ") % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
+}
+
+// The bytes of a box of a block's rows staged whole into gathered target rows (print_gathered_tile), or 0:
+// 16-bit rows of 16 slots along the source's contiguous axis, which abut into one span of at most 32 KiB
+// (the legacy vLLM value cache's block, `[head, dim, slot]`), each slot's whole row of columns one gathered
+// target row (a slot pool's token row, SGLang's or llama.cpp's), no bound along the columns. The box is
+// transposed into a buffer on the stack a step of 32 columns at a time, the source's pages four at a time
+// (page_interleaved_step), and each target row then streamed out whole. Written straight, a line per block
+// into each of the 16 rows, with no prefetch (the blocks prefetch only within a block's 32 rows).
+// Measured on vllm-paged-legacy -> sglang-mha's V alone (256 MiB, two runs of `--ab-source` in one process
+// each, ratios over all the pair's bytes, 1 / 2 threads): 1.03 / 0.95 straight, 1.23-1.24 / 1.20-1.25
+// staged whole; the box before streamed out a kilobyte per step while the next is staged (as the staged
+// tiles do) lost 0.86-0.88x of that.
+std::int64_t staged_rows_box_bytes(const Cell& cell, int source_bytes, int target_bytes, bool convert) {
+  if (convert || source_bytes != 2 || target_bytes != 2 || !cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) return 0;
+  const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
+  const bool guard_across = cell.tile_guard >= 0 && down.coord != cell.tile_guard;
+  const std::int64_t across = cell.tile_target_extent, slots = cell.tile_source_extent;
+  const std::int64_t source_row = cell.source.stride[static_cast<std::size_t>(cell.tile_target_contiguous)];
+  const std::int64_t bytes = across * slots * target_bytes;
+  if (slots != 16 || source_row != slots || across % 32 != 0 || guard_across || bytes > (std::int64_t{32} << 10)) return 0;
+  return bytes;
+}
+
 // A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
 // 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
 // whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
@@ -185,7 +219,7 @@ std::int64_t gathered_chunk_bytes(const Cell& cell, int source_bytes) {
 // stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
 // Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
-void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch) {
+void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const std::string& prefetch_from) {
   Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
   across.extent = cell.tile_target_extent;  // with the coalesced modes
   Mode down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
@@ -198,7 +232,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   w.line("// " + down_name + " is contiguous in the source, " + across_name + " in the target: 32 x 32 blocks whose " +
          (cell.tile_target_rows_gathered ? (cell.tile_source_rows_gathered ? "rows on both sides" : "target rows") : "source rows") +
          " are placed one by one.");
-  if (prefetch) w.line("(void)" + next_displacement_name() + ";  // the blocks prefetch their own rows");
+  const std::int64_t rows_box = staged_rows_box_bytes(cell, source_bytes, target_bytes, false);
+  if (prefetch && rows_box == 0) w.line("(void)" + next_displacement_name() + ";  // the blocks prefetch their own rows");
   const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
   const bool guard_across = cell.tile_guard >= 0 && !guard_down;
   // How many rows along an axis from `base`: at most `most`, within the extent and the bound checked.
@@ -338,6 +373,30 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   };
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
+  // A block's rows staged whole (staged_rows_box_bytes), where streaming and the block has all 16 rows.
+  if (rows_box > 0) {
+    const std::int64_t steps = across.extent / 32, row_bytes = across.extent * target_bytes, step_bytes = 32 * source_row * source_bytes;
+    const std::string from = pointer_name(true) + " + (" + final_offset(cell, true);
+    w.line("bool kv_whole_box = stream && kv_downs == 16;");
+    w.line("for (int64_t r = 0; kv_whole_box && r < 16; ++r) kv_whole_box = kv_to_rows[static_cast<size_t>(r)] != nullptr;");
+    w.open("if (kv_whole_box)");
+    w.line("alignas(64) char kv_box[" + std::to_string(rows_box) + "];");
+    w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
+    w.line("const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;");
+    if (prefetch)  // the next block's same step, as the staged tiles (print_copy)
+      w.line("kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_from + " + (" + next_displacement_name() + " + across_at * " + i64(source_row) +
+             ") * " + sb + ");");
+    w.line("kv_transpose_lines16(kv_box + across_at * " + tb + ", " + i64(row_bytes) + ", " + from + " + across_at * " + i64(source_row) + ") * " + sb +
+           ", " + i64(source_row * source_bytes) + ", false);");
+    w.close();
+    w.open("for (int64_t r = 0; r < 16; ++r)");
+    w.line("char* const row = kv_to_rows[static_cast<size_t>(r)];");
+    w.line("if (reinterpret_cast<uintptr_t>(row) % 16 == 0) kv_stream_copy<" + std::to_string(row_bytes) + ">(row, kv_box + r * " + i64(row_bytes) + ");");
+    w.line("else std::memcpy(row, kv_box + r * " + i64(row_bytes) + ", " + std::to_string(row_bytes) + ");");
+    w.close();
+    w.close();
+    w.open("else");
+  }
   // Dense gathered target rows, strided source rows (has_staged_bursts): outer, chunks of kGatheredChunk
   // source rows; per 32 target rows, the chunk's blocks transposed into a stage on the stack (ordinary
   // stores, it stays in L1), each target row then receiving one burst of the chunk's elements. Written
@@ -429,6 +488,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   w.close();
   w.close();
   if (alternative) w.close();
+  if (rows_box > 0) w.close();
 }
 
 // How much of a run of `bytes` a copy prefetches ahead: its first page at most. The rest is sequential,
@@ -456,17 +516,6 @@ std::int64_t staged_box_bytes(const Cell& cell, int source_bytes, int target_byt
   return box_bytes;
 }
 
-// The order of a staged box's steps (32 columns each, `span` source bytes apart): four source pages at a
-// time, a step from each in turn, so that one core reads four page streams at once (as kv_stream_copy does),
-// where the steps in order read one page after another; identity where the steps do not tile whole pages.
-// As C, the step taken at iteration `q` of `steps`.
-std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
-  if (span <= 0 || kPageBytes % span != 0) return "q";
-  const std::int64_t per_page = kPageBytes / span, group = kPageStreams * per_page;
-  if (steps % group != 0) return "q";
-  const std::string pages = std::to_string(kPageStreams);
-  return "(q % " + pages + ") * " + i64(per_page) + " + (q / " + pages + ") % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
-}
 
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
@@ -506,7 +555,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
-    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch);
+    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch, ps);
     return;
   }
   if (cell.tile_target_contiguous >= 0) {
@@ -1357,15 +1406,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     }
   };
   const std::size_t loops = cell.loops.size();
-  const std::size_t flat = flattened_loops(cell);
-  // Paired 16-byte runs (run_pairs.hpp), and a box of them staged (source_box.hpp), for a nest of one member.
-  const int pairs = convert || loops == 0 ? -1 : run_pairs_level(cell, source_bytes, flat);
-  const std::optional<SourceBox> staged_box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
-  // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
-  // print_box_runs stream a box out while the next is staged), for a nest of one member with loops.
-  const std::int64_t tile_stage_bytes =
-      members.size() == 1 && !cell.loops.empty() ? staged_box_bytes(cell, source_bytes, target_bytes, convert) : 0;
-  const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;
+  // A staged tile's box (print_copy), for a nest of one member with loops.
+  const std::int64_t tile_stage_bytes = members.size() == 1 && loops > 0 ? staged_box_bytes(cell, source_bytes, target_bytes, convert) : 0;
   auto copies = [&](bool prefetch) {
     for (const RunAddress& at : members) {
       if (convert && members.size() > 1) w.open("");  // a converting copy declares its own from / to
@@ -1395,6 +1437,13 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   }
   // The two outermost loops are flattened and split evenly across the threads; a thread's part is split
   // again into `subs` passes where run_part interleaves nests (interleaved_passes).
+  const std::size_t flat = flattened_loops(cell);
+  // Paired 16-byte runs (run_pairs.hpp), and a box of them staged (source_box.hpp), for a nest of one member.
+  const int pairs = convert ? -1 : run_pairs_level(cell, source_bytes, flat);
+  const std::optional<SourceBox> staged_box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
+  // print_box_runs stream a box out while the next is staged).
+  const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;
   for (std::size_t l = 0; l < flat; ++l)
     w.line("const int64_t E" + std::to_string(l) + " = " + extent(cell, cell.loops[l], kInputs) + ";");
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");

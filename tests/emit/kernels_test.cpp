@@ -1174,6 +1174,26 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
                             {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_runs_wrong_buffer", always}, {"staged_no_flush", always}});
 }
 
+TEST_CASE("a legacy value block staged whole into a slot pool's gathered rows moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
+  // Out of the legacy cache into SGLang's token pool: each block's value box (4 heads of 32 bf16 by 16
+  // slots) is transposed into a buffer, pages four at a time, and each slot's row streamed out whole to the
+  // row its slot table gives (staged_rows_box_bytes); a cut block (37 tokens) takes the blocks straight.
+  // Streaming is forced. Controls: rows streamed out of their neighbours' place in the box, and the box's
+  // steps all transposed into its first 32 columns.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-mha", {{"head_size", 32}}, "rows_box");
+  const auto &S = pair.source, &T = pair.target;
+  const prove::Proof& proof = pair.proof;
+  const emit::EmitOptions& o = pair.options;
+  const std::string code = emit::emit_kernel(proof, o);
+  REQUIRE(code.find("bool kv_whole_box = stream && kv_downs == 16;") != std::string::npos);
+  const std::string rows = broken_kernel(proof, o, "rows_box_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * ");
+  const std::string steps = broken_kernel(proof, o, "rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * ");
+  test::TempDir dir;
+  test::KernelLibrary library({code, rows, steps}, dir.path().string());
+  const auto always = [](std::int64_t, int) { return true; };
+  check_exact_with_controls(library, S, T, o.name, {{"rows_box_swapped_rows", always}, {"rows_box_one_step", always}});
+}
+
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {
   // Where the plan walks a block in the source's order, a 16 KiB block (16 slots of 4 heads of 128 bf16)
   // is read as four quarters at once and its 256-byte runs streamed straight out (emit/source_box.hpp).
