@@ -221,6 +221,25 @@ StreamingPair streaming_pair(const std::string& source, const std::string& targe
   return p;
 }
 
+// A text edit that makes a broken kernel of a pair: its name, the text replaced and its replacement.
+struct Edit {
+  std::string name, from, to;
+};
+
+// `code` (the pair's kernel) and one broken kernel per edit against the oracle, each broken kernel caught
+// at every token count and thread count check_exact_with_controls runs.
+void check_edits_caught_everywhere(const StreamingPair& pair, const std::string& code, const std::vector<Edit>& edits) {
+  std::vector<std::string> sources{code};
+  std::vector<Control> controls;
+  for (const Edit& e : edits) {
+    sources.push_back(broken_kernel(pair.proof, pair.options, e.name, e.from, e.to));
+    controls.push_back({e.name, [](std::int64_t, int) { return true; }});
+  }
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+  check_exact_with_controls(library, pair.source, pair.target, pair.options.name, controls);
+}
+
 }  // namespace
 
 TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's bytes", "[emit][kernels]") {
@@ -1153,25 +1172,17 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   // the pending box streamed from the buffer being staged (in the value tiles, and in the key box), and
   // the last pending box never streamed out.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "staged");
-  const auto &S = pair.source, &T = pair.target;
-  const prove::Proof& proof = pair.proof;
-  const emit::EmitOptions& o = pair.options;
-  const std::string code = emit::emit_kernel(proof, o);
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
   REQUIRE(code.find("kv_quarter_at") != std::string::npos);
   REQUIRE(code.find("kv_pending = ") != std::string::npos);
   // Each step prefetches the next block's same step (32 columns of 16-token rows: 1 KiB).
   REQUIRE(code.find("kv_prefetch_run<1024>(pS + oS1 * 2 + (source_next + across_at * INT64_C(16)) * 2);") != std::string::npos);
-  const std::string quarter = broken_kernel(proof, o, "staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * ");
-  const std::string buffer = broken_kernel(proof, o, "staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * ");
-  const std::string key_buffer = broken_kernel(proof, o, "staged_runs_wrong_buffer", "kv_stages[kv_half ^ 1] + (kv_quarter_at * ",
-                                               "kv_stages[kv_half] + (kv_quarter_at * ");
-  const std::string flush = broken_kernel(proof, o, "staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ",
-                                          "if (false) kv_stream_copy<4096>(kv_pending, ");
-  test::TempDir dir;
-  test::KernelLibrary library({code, quarter, buffer, key_buffer, flush}, dir.path().string());
-  const auto always = [](std::int64_t, int) { return true; };
-  check_exact_with_controls(library, S, T, o.name,
-                            {{"staged_one_quarter", always}, {"staged_wrong_buffer", always}, {"staged_runs_wrong_buffer", always}, {"staged_no_flush", always}});
+  check_edits_caught_everywhere(
+      pair, code,
+      {{"staged_one_quarter", "const int64_t head = kv_quarter * ", "const int64_t head = 0 * kv_quarter * "},
+       {"staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "},
+       {"staged_runs_wrong_buffer", "kv_stages[kv_half ^ 1] + (kv_quarter_at * ", "kv_stages[kv_half] + (kv_quarter_at * "},
+       {"staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, "}});
 }
 
 TEST_CASE("a legacy value block staged whole into a slot pool's gathered rows moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
@@ -1181,17 +1192,11 @@ TEST_CASE("a legacy value block staged whole into a slot pool's gathered rows mo
   // Streaming is forced. Controls: rows streamed out of their neighbours' place in the box, and the box's
   // steps all transposed into its first 32 columns.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-mha", {{"head_size", 32}}, "rows_box");
-  const auto &S = pair.source, &T = pair.target;
-  const prove::Proof& proof = pair.proof;
-  const emit::EmitOptions& o = pair.options;
-  const std::string code = emit::emit_kernel(proof, o);
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
   REQUIRE(code.find("bool kv_whole_box = stream && kv_downs == 16;") != std::string::npos);
-  const std::string rows = broken_kernel(proof, o, "rows_box_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * ");
-  const std::string steps = broken_kernel(proof, o, "rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * ");
-  test::TempDir dir;
-  test::KernelLibrary library({code, rows, steps}, dir.path().string());
-  const auto always = [](std::int64_t, int) { return true; };
-  check_exact_with_controls(library, S, T, o.name, {{"rows_box_swapped_rows", always}, {"rows_box_one_step", always}});
+  check_edits_caught_everywhere(pair, code,
+                                {{"rows_box_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * "},
+                                 {"rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * "}});
 }
 
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {
