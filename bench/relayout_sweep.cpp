@@ -609,6 +609,10 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
   // the kernels write it and staged (which is better depends on the CPU).
   const std::size_t layers = bytes / bench::kChannelRowsLayerBytes;
   const std::vector<std::uint32_t> paged_order(from_order.begin(), from_order.begin() + static_cast<std::ptrdiff_t>(layers * bench::kPagesPerLayer));
+  // llama.cpp's cells as the sweep's tables place them: a random permutation of the tokens.
+  std::vector<std::uint32_t> cells(bench::kContextTokens);
+  std::iota(cells.begin(), cells.end(), 0u);
+  std::shuffle(cells.begin(), cells.end(), std::mt19937_64(bench::kContextTokens));
   for (auto [direction, name] : {std::pair{bench::RowTransposeDirection::IntoChannelRows, "whole lines, source rows gathered"},
                                  std::pair{bench::RowTransposeDirection::OutOfChannelRows, "whole lines, target rows gathered"}})
     for (auto way : {bench::RowTransposeWay::Straight, bench::RowTransposeWay::Staged}) {
@@ -616,8 +620,8 @@ spec::Json measure_patterns(Arena& arena, const Options& o) {
       const char* way_name = way == bench::RowTransposeWay::Staged ? "staged" : "straight";
       const bool into = direction == bench::RowTransposeDirection::IntoChannelRows;
       out.push_back(time_pattern({{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", bench::kChannelRowsLayerBytes}},
-                                 std::string("llama.cpp's V rows (4 MiB layers) transposed ") + (into ? "from" : "into") + " random 32 KiB pages, " + way_name,
-                                 [&, direction = direction, way = way](int threads) { bench::transpose_rows(to, from, paged_order, direction, threads, way); },
+                                 std::string("llama.cpp's V rows (4 MiB layers, random cells) transposed ") + (into ? "from" : "into") + " random 32 KiB pages, " + way_name,
+                                 [&, direction = direction, way = way](int threads) { bench::transpose_rows(to, from, paged_order, cells, direction, threads, way); },
                                  to, from, layers * bench::kChannelRowsLayerBytes, o));
     }
   // The element-by-element moves' pattern (element_scatter.hpp): rows of 2048 cells permuted, each way.

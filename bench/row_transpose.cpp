@@ -14,7 +14,8 @@ namespace {
 constexpr std::size_t kTokenRowBytes = kChannels * 2, kChannelRowBytes = kContextTokens * 2;
 constexpr std::size_t kBand = 256;  // the staged way's rows per band: 512-byte bursts, a 16 KiB stage
 
-// One layer's rows: its 2048 token rows (in their pages) and its 1024 channel rows.
+// One layer's rows: its 2048 token rows (in their pages), by cell (token[cells[t]] is token t's), and its
+// 1024 channel rows.
 struct LayerRows {
   std::vector<char*> token, channel;
 };
@@ -66,8 +67,8 @@ void layer_portable(const LayerRows& rows, RowTransposeDirection direction) {
 
 }  // namespace
 
-void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, RowTransposeDirection direction, int threads,
-                    RowTransposeWay way) {
+void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, const std::vector<std::uint32_t>& cells,
+                    RowTransposeDirection direction, int threads, RowTransposeWay way) {
   const bool avx2 = __builtin_cpu_supports("avx2");
   const bool into = direction == RowTransposeDirection::IntoChannelRows;
   char* const paged = into ? const_cast<char*>(from) : to;  // read only where it is the source
@@ -78,7 +79,7 @@ void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>
     for (std::size_t l = layers * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
          l < layers * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads); ++l) {
       for (std::size_t t = 0; t < kContextTokens; ++t)
-        rows.token[t] = paged + std::size_t{paged_order[l * kPagesPerLayer + t / kPageTokens]} * kPageBytes + (t % kPageTokens) * kTokenRowBytes;
+        rows.token[cells[t]] = paged + std::size_t{paged_order[l * kPagesPerLayer + t / kPageTokens]} * kPageBytes + (t % kPageTokens) * kTokenRowBytes;
       for (std::size_t c = 0; c < kChannels; ++c) rows.channel[c] = channels + l * kChannelRowsLayerBytes + c * kChannelRowBytes;
       if (!avx2) layer_portable(rows, direction);
       else if (way == RowTransposeWay::Staged && into) staged(rows.channel.data(), kChannels, rows.token.data(), kContextTokens);

@@ -33,10 +33,13 @@ enum class RowTransposeWay { Straight, Staged };
 
 // Layer l (of `paged_order.size() / kPagesPerLayer`) moves between the channel rows at
 // l x kChannelRowsLayerBytes of its side and the pages paged_order[l x kPagesPerLayer + k] (its tokens
-// 16 k .. 16 k + 15) of the paged side; `to` is the channel rows or the pages by `direction`. The layers are
-// split evenly across `threads`. AVX2 where the CPU has it, element by element otherwise.
-// @pre to and from 64-byte aligned; paged_order's size a multiple of kPagesPerLayer, its entries in range.
-void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, RowTransposeDirection direction, int threads,
-                    RowTransposeWay way);
+// 16 k .. 16 k + 15) of the paged side; token t sits in cell cells[t] of the channel rows (llama.cpp's
+// cells: the sweep's table is a random permutation, so the paged rows are gathered in a random order, as
+// the kernels gather them). `to` is the channel rows or the pages by `direction`. The layers are split
+// evenly across `threads`. AVX2 where the CPU has it, element by element otherwise.
+// @pre to and from 64-byte aligned; paged_order's size a multiple of kPagesPerLayer, its entries in range;
+// cells a permutation of 0 .. kContextTokens - 1.
+void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, const std::vector<std::uint32_t>& cells,
+                    RowTransposeDirection direction, int threads, RowTransposeWay way);
 
 }  // namespace kvlayout::bench

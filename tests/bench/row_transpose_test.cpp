@@ -17,6 +17,7 @@ constexpr std::size_t kLayerElements = bench::kChannelRowsLayerBytes / 2;
 struct Buffers {
   std::vector<std::uint16_t> channels, paged;  // each `layers` layers, plus room for 64-byte alignment
   std::vector<std::uint32_t> paged_order;
+  std::vector<std::uint32_t> cells;  // token t in cell cells[t]
 };
 
 Buffers random_layers(std::size_t layers, unsigned seed) {
@@ -27,6 +28,9 @@ Buffers random_layers(std::size_t layers, unsigned seed) {
   b.paged_order.resize(layers * bench::kPagesPerLayer);
   std::iota(b.paged_order.begin(), b.paged_order.end(), 0u);
   std::shuffle(b.paged_order.begin(), b.paged_order.end(), rng);
+  b.cells.resize(bench::kContextTokens);
+  std::iota(b.cells.begin(), b.cells.end(), 0u);
+  std::shuffle(b.cells.begin(), b.cells.end(), rng);
   return b;
 }
 
@@ -35,7 +39,7 @@ std::uint16_t* line_aligned(std::vector<std::uint16_t>& v) {
   return v.data() + (64 - at % 64) % 64 / 2;
 }
 
-// The definition: channel c of token t of layer l sits at [l][c][t] on the channel-row side and at element
+// The definition: channel c of token t of layer l sits at [l][c][cells[t]] on the channel-row side and at element
 // (t % 16) x 1024 + c of page paged_order[l x 128 + t / 16] on the paged side. Counts the elements that differ.
 std::size_t wrong_elements(const std::uint16_t* channels, const std::uint16_t* paged, const Buffers& b) {
   std::size_t wrong = 0;
@@ -44,7 +48,7 @@ std::size_t wrong_elements(const std::uint16_t* channels, const std::uint16_t* p
     for (std::size_t t = 0; t < bench::kContextTokens; ++t) {
       const std::uint16_t* row = paged + std::size_t{b.paged_order[l * bench::kPagesPerLayer + t / bench::kPageTokens]} * page_elements +
                                  (t % bench::kPageTokens) * bench::kChannels;
-      for (std::size_t c = 0; c < bench::kChannels; ++c) wrong += channels[l * kLayerElements + c * bench::kContextTokens + t] != row[c];
+      for (std::size_t c = 0; c < bench::kChannels; ++c) wrong += channels[l * kLayerElements + c * bench::kContextTokens + b.cells[t]] != row[c];
     }
   return wrong;
 }
@@ -66,7 +70,7 @@ TEST_CASE("row transpose: every element of llama.cpp's transposed V lands where 
         std::uint16_t* from = into ? paged : channels;
         for (std::size_t e = 0; e < 2 * kLayerElements; ++e) from[e] = static_cast<std::uint16_t>(rng());
         std::memset(into ? channels : paged, 0, 2 * bench::kChannelRowsLayerBytes);
-        bench::transpose_rows(reinterpret_cast<char*>(into ? channels : paged), reinterpret_cast<const char*>(from), b.paged_order, direction, threads, way);
+        bench::transpose_rows(reinterpret_cast<char*>(into ? channels : paged), reinterpret_cast<const char*>(from), b.paged_order, b.cells, direction, threads, way);
         CHECK(wrong_elements(channels, paged, b) == 0);
       }
 }
@@ -79,4 +83,21 @@ TEST_CASE("row transpose: the check catches the layers copied without transposin
   for (std::size_t e = 0; e < kLayerElements; ++e) paged[e] = static_cast<std::uint16_t>(rng());
   std::memcpy(channels, paged, bench::kChannelRowsLayerBytes);
   CHECK(wrong_elements(channels, paged, b) > 0);
+}
+
+TEST_CASE("row transpose: the check catches the tokens placed in cells in order, not by the cells (the control)", "[bench][transpose]") {
+  Buffers b = random_layers(1, 5);
+  std::uint16_t* channels = line_aligned(b.channels);
+  std::uint16_t* paged = line_aligned(b.paged);
+  std::mt19937 rng(13);
+  for (std::size_t e = 0; e < kLayerElements; ++e) paged[e] = static_cast<std::uint16_t>(rng());
+  std::vector<std::uint32_t> in_order(bench::kContextTokens);
+  std::iota(in_order.begin(), in_order.end(), 0u);
+  bench::transpose_rows(reinterpret_cast<char*>(channels), reinterpret_cast<const char*>(paged), b.paged_order, in_order,
+                        bench::RowTransposeDirection::IntoChannelRows, 1, bench::RowTransposeWay::Straight);
+  CHECK(wrong_elements(channels, paged, b) > 0);
+  // The same move by the cells is exact: the check tells the two apart.
+  bench::transpose_rows(reinterpret_cast<char*>(channels), reinterpret_cast<const char*>(paged), b.paged_order, b.cells,
+                        bench::RowTransposeDirection::IntoChannelRows, 1, bench::RowTransposeWay::Straight);
+  CHECK(wrong_elements(channels, paged, b) == 0);
 }
