@@ -1309,6 +1309,7 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   };
   const std::string run_bytes = std::to_string(cell.run_elements * source_bytes);
   if (!staged) w.line("// The box read in the source's order, four quarters at once (source_box.hpp).");
+  else if (box.row_mode >= 0) w.line("// The box's runs staged in the source's order, four quarters at once, each target row then streamed out whole (source_box.hpp).");
   else if (pieces == 0) w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp).");
   else w.line("// The box's runs staged in the source's order, four quarters at once, the box before streamed out beside (source_box.hpp).");
   w.open("if (stream" + whole + ")");
@@ -1324,7 +1325,13 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   w.open("KV_UNROLL for (int64_t kv_quarter = 0; kv_quarter < " + std::to_string(kPageStreams) + "; ++kv_quarter)");
   w.line("const int64_t " + outer.var + " = kv_quarter * " + i64(quarter) + " + kv_quarter_at;");
   if (staged) {
-    w.line("std::memcpy(kv_stage + (" + offset_in_box(cell.target) + ") * " + std::to_string(target_bytes) + ", " +
+    // In the stage, a row box's rows follow one another (its row mode's stride is a row).
+    std::string stage_offset;
+    for (int m : box.source_order) {
+      const std::int64_t stride = m == box.row_mode ? box.row_bytes / target_bytes : cell.target.stride[static_cast<std::size_t>(m)];
+      stage_offset += (stage_offset.empty() ? "" : " + ") + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(stride);
+    }
+    w.line("std::memcpy(kv_stage + (" + stage_offset + ") * " + std::to_string(target_bytes) + ", " +
            address({}, true, offset_at(cell, true, around), source_bytes) + " + (" + offset_in_box(cell.source) + ") * " + std::to_string(source_bytes) + ", " +
            run_bytes + ");");
   } else {
@@ -1346,7 +1353,17 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
            ", kv_stages[kv_half ^ 1] + (" + index + ") * " + piece + ");");
     for (std::size_t i = 0; i < (second ? 2u : 1u); ++i) w.close();
   }
-  if (staged) {
+  if (staged && box.row_mode >= 0) {
+    // Each target row where its lookup places it (side_statements: the row loop's own, printed apart).
+    const Mode& row = cell.modes[static_cast<std::size_t>(box.row_mode)];
+    const std::string row_bytes = std::to_string(box.row_bytes);
+    const std::string d = address({}, false, offset_at(cell, false, static_cast<int>(box.level)), target_bytes);
+    w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
+    for (const auto& line : side_statements(cell, static_cast<int>(box.level), kInputs, false)) w.line(line);
+    w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + row_bytes + ">(" + d + ", kv_stage + " + row.var + " * " + row_bytes + ");");
+    w.line("else std::memcpy(" + d + ", kv_stage + " + row.var + " * " + row_bytes + ", " + row_bytes + ");");
+    w.close();
+  } else if (staged) {
     const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
     if (pieces == 0) {
       w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
@@ -1440,7 +1457,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const std::size_t flat = flattened_loops(cell);
   // Paired 16-byte runs (run_pairs.hpp), and a box of them staged (source_box.hpp), for a nest of one member.
   const int pairs = convert ? -1 : run_pairs_level(cell, source_bytes, flat);
-  const std::optional<SourceBox> staged_box = pairs >= 0 && members.size() == 1 ? staged_runs(cell, source_bytes, flat) : std::nullopt;
+  const std::optional<SourceBox> staged_box = [&]() -> std::optional<SourceBox> {
+    if (members.size() != 1 || convert) return std::nullopt;
+    if (auto box = pairs >= 0 ? staged_runs(cell, source_bytes, flat) : std::nullopt) return box;
+    return staged_runs_into_rows(cell, source_bytes, flat);
+  }();
   // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
   // print_box_runs stream a box out while the next is staged).
   const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;

@@ -68,11 +68,41 @@ std::optional<SourceBox> staged_runs(const Cell& cell, int source_bytes, std::si
 }
 
 std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box) {
+  if (box.row_mode >= 0) return 0;
   const std::int64_t quarters = cell.modes[static_cast<std::size_t>(box.source_order.front())].extent / kPageStreams;
   const std::int64_t next = box.source_order.size() > 1 ? cell.modes[static_cast<std::size_t>(box.source_order[1])].extent : 1;
   const std::int64_t pieces = quarters * next;
   if (pieces <= 0 || box.bytes % pieces != 0 || (box.bytes / pieces) % 16 != 0) return 0;
   return pieces;
+}
+
+std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_bytes, std::size_t level) {
+  if (level >= cell.loops.size() || cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes >= 64) return std::nullopt;
+  const int row = cell.loops[level];
+  const Mode& r = cell.modes[static_cast<std::size_t>(row)];
+  // The row loop: a fixed extent read by the target's lookups alone, all of them bound at its level.
+  if (r.top_of_token || cell.coords[static_cast<std::size_t>(r.coord)].inverse >= 0 || selects_instance(cell, row) ||
+      read_by_atoms(cell.source, row) || !read_by_atoms(cell.target, row) || cell.target.stride[static_cast<std::size_t>(row)] != 0)
+    return std::nullopt;
+  for (const Atom& a : cell.target.atoms) {
+    if (std::find(a.modes.begin(), a.modes.end(), row) == a.modes.end()) continue;
+    for (int m : a.modes)  // every mode it reads bound at the row's level or outside it
+      if (std::find(cell.loops.begin(), cell.loops.begin() + static_cast<std::ptrdiff_t>(level) + 1, m) == cell.loops.begin() + static_cast<std::ptrdiff_t>(level) + 1 &&
+          std::find(cell.loops.begin(), cell.loops.end(), m) != cell.loops.end())
+        return std::nullopt;
+  }
+  const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());
+  const std::vector<int> inner(modes.begin() + 1, modes.end());
+  if (!std::all_of(inner.begin(), inner.end(), [&](int m) { return plain(cell, m); }) || !checked_once(cell, modes)) return std::nullopt;
+  const std::int64_t elements = contiguous_elements(cell, cell.source, modes);
+  const std::int64_t row_elements = contiguous_elements(cell, cell.target, inner);
+  if (elements == 0 || row_elements == 0 || row_elements * r.extent != elements) return std::nullopt;
+  SourceBox box{level, modes, elements * source_bytes, false, row, row_elements * source_bytes};
+  std::sort(box.source_order.begin(), box.source_order.end(),
+            [&](int a, int b) { return cell.source.stride[static_cast<std::size_t>(a)] > cell.source.stride[static_cast<std::size_t>(b)]; });
+  if (cell.modes[static_cast<std::size_t>(box.source_order.front())].extent % kPageStreams != 0 || box.bytes > kMostStagedBytes || box.row_bytes % 16 != 0)
+    return std::nullopt;
+  return box;
 }
 
 std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level) {

@@ -40,6 +40,10 @@ struct SourceBox {
   std::vector<int> source_order;  // those loops' modes, largest source stride first
   std::int64_t bytes = 0;         // the box in the source
   bool target_contiguous = false;  // the box is one contiguous span of the target too, of `bytes`
+  // A box staged into gathered target rows (staged_runs_into_rows): its outermost loop's mode, which places
+  // each of its values' target row through a lookup, and the bytes of one such row; else -1 and 0.
+  int row_mode = -1;
+  std::int64_t row_bytes = 0;
 };
 
 // The box of cell.loops[level..], or nothing: its loops are of fixed extent and place nothing through a
@@ -61,8 +65,23 @@ std::optional<SourceBox> staged_runs(const Cell& cell, int source_bytes, std::si
 // such a box is streamed out at once after staging. Measured on vllm-paged-legacy -> vllm-flash-nhd
 // (32 pieces of 1 KiB), 256 MiB, three runs of `--ab-source` in one process each, 1 / 2 threads: 1.06-1.10x
 // / 1.03-1.12x of the pair against the box streamed out at once.
+// A box staged into gathered target rows (row_mode set) is not split: it is streamed out row by row.
 // @post 0, or a divisor of box.bytes whose quotient is a multiple of 16.
 std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box);
+
+// The box from `level` on to stage into gathered target rows, or nothing: runs shorter than a line
+// (vLLM's legacy key cache's 16-byte packs) of a box contiguous in the source (as source_box), whose
+// outermost loop places each value's target row through the target's lookups alone (a slot pool's token
+// row: SGLang's token pool, llama.cpp's K) and whose other loops, with the run, tile that row contiguously
+// (each row a multiple of 16 bytes), of at most kMostStagedBytes. The box's runs are staged in the
+// source's order, four quarters at once, the buffer laid out row after row, and each row then streamed out
+// whole to where its lookup places it (print_box_runs). Written straight, each 16-byte run went to its row
+// as it was read, the source read a pack from each of its 256-byte lines in turn. Measured on an Intel
+// Xeon, 256 MiB, two runs of `--ab-source` in one process each, 1 / 2 threads: vllm-paged-legacy ->
+// sglang-mha's K alone 1.11-1.12x / 1.11-1.12x staged; the generator's kernels against the ones before,
+// -> sglang-mha 1.06-1.09x / 1.05-1.06x, -> llamacpp 1.06-1.07x / 1.07x, -> llamacpp-vtrans (whose V goes
+// element by element) 1.03-1.13x / 0.98-1.09x.
+std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_bytes, std::size_t level);
 
 // The largest box from `first_level` on to read in quarters (see above): the plan walks it in the
 // source's order, its runs are 64 bytes or longer, and it spans four pages or more. (The printer streams

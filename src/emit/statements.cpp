@@ -351,23 +351,28 @@ std::vector<std::string> level_statements(const Cell& cell, int level, const Inp
   for (bool source : {true, false})
     for (const auto& line : shifted_pointer(cell, level, in, source, 0, pointer_name(source))) out.push_back(line);
   // Table lookups and other non-affine terms, then the running offsets.
-  for (bool source : {true, false}) {
-    const SideForm& f = source ? cell.source : cell.target;
-    const std::string& tables = source ? in.src_tables : in.dst_tables;
-    std::string sum = level < 0 ? i64(f.constant) : offset_name(source, level - 1);
-    if (level >= 0) {
-      int m = cell.loops[static_cast<std::size_t>(level)];
-      std::int64_t stride = f.stride[static_cast<std::size_t>(m)];
-      if (stride != 0) sum += " + " + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(stride);
-    }
-    for (std::size_t i = 0; i < f.atoms.size(); ++i) {
-      const Atom& a = f.atoms[i];
-      if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != level) continue;  // a gathered row's: row_offset
-      out.push_back("const int64_t " + atom_name(source, i) + " = " + atom_value(cell, a, tables) + ";");
-      sum += " + " + atom_name(source, i) + " * " + i64(a.coef);
-    }
-    out.push_back("const int64_t " + offset_name(source, level) + " = " + sum + ";");
+  for (bool source : {true, false})
+    for (const auto& line : side_statements(cell, level, in, source)) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> side_statements(const Cell& cell, int level, const Inputs& in, bool source) {
+  std::vector<std::string> out;
+  const SideForm& f = source ? cell.source : cell.target;
+  const std::string& tables = source ? in.src_tables : in.dst_tables;
+  std::string sum = level < 0 ? i64(f.constant) : offset_name(source, level - 1);
+  if (level >= 0) {
+    int m = cell.loops[static_cast<std::size_t>(level)];
+    std::int64_t stride = f.stride[static_cast<std::size_t>(m)];
+    if (stride != 0) sum += " + " + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(stride);
   }
+  for (std::size_t i = 0; i < f.atoms.size(); ++i) {
+    const Atom& a = f.atoms[i];
+    if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != level) continue;  // a gathered row's: row_offset
+    out.push_back("const int64_t " + atom_name(source, i) + " = " + atom_value(cell, a, tables) + ";");
+    sum += " + " + atom_name(source, i) + " * " + i64(a.coef);
+  }
+  out.push_back("const int64_t " + offset_name(source, level) + " = " + sum + ";");
   return out;
 }
 

@@ -24,6 +24,11 @@ struct Inputs {
 // or "return;" before any loop).
 std::vector<std::string> level_statements(const Cell& cell, int level, const Inputs& in, const std::string& skip);
 
+// One side's statements of `level` alone, as level_statements prints them (its table lookups, then its
+// running offset): for a loop printed apart from the nest (a staged box's target rows, print_box_runs).
+// @pre the side's instance pointer is not selected at `level`.
+std::vector<std::string> side_statements(const Cell& cell, int level, const Inputs& in, bool source);
+
 // The element offset of a side once every loop is bound.
 std::string final_offset(const Cell& cell, bool source);
 // The element offset of a side as computed at loop `level` (-1: before the first loop).

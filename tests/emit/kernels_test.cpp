@@ -1185,18 +1185,21 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
        {"staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, "}});
 }
 
-TEST_CASE("a legacy value block staged whole into a slot pool's gathered rows moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
+TEST_CASE("a legacy block staged whole into a slot pool's gathered rows, values and keys, moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
   // Out of the legacy cache into SGLang's token pool: each block's value box (4 heads of 32 bf16 by 16
   // slots) is transposed into a buffer, pages four at a time, and each slot's row streamed out whole to the
-  // row its slot table gives (staged_rows_box_bytes); a cut block (37 tokens) takes the blocks straight.
-  // Streaming is forced. Controls: rows streamed out of their neighbours' place in the box, and the box's
-  // steps all transposed into its first 32 columns.
+  // row its slot table gives (staged_rows_box_bytes); its key packs are staged the same way, row by row
+  // (staged_runs_into_rows); a cut block (37 tokens) takes the blocks straight. Streaming is forced.
+  // Controls: value rows streamed out of their neighbours' place in the box, the box's steps all
+  // transposed into its first 32 columns, and key rows streamed out of their neighbours' place.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-mha", {{"head_size", 32}}, "rows_box");
   const std::string code = emit::emit_kernel(pair.proof, pair.options);
   REQUIRE(code.find("bool kv_whole_box = stream && kv_downs == 16;") != std::string::npos);
+  REQUIRE(code.find("each target row then streamed out whole") != std::string::npos);  // the key packs' box (staged_runs_into_rows)
   check_edits_caught_everywhere(pair, code,
                                 {{"rows_box_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * "},
-                                 {"rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * "}});
+                                 {"rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * "},
+                                 {"key_rows_swapped", "kv_stage + token_mod16 * ", "kv_stage + (token_mod16 ^ 1) * "}});
 }
 
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {

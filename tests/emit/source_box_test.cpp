@@ -155,3 +155,34 @@ TEST_CASE("a block the plan walks in the source's order is read in quarters", "[
   }
   SECTION("an element conversion (other element sizes)") { CHECK_FALSE(emit::quartered_runs(c, 2, 1, kFlat).has_value()); }
 }
+
+TEST_CASE("out of the legacy key cache into a slot pool's token rows, a whole block's packs are staged row by row", "[emit][plan]") {
+  const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "sglang-mha").cells[0];
+  REQUIRE(k.run_elements == 8);
+  const auto box = emit::staged_runs_into_rows(k, 2, kFlat);
+  REQUIRE(box.has_value());
+  CHECK(box->level == kFlat);
+  CHECK(box->row_mode == static_cast<int>(mode_of(k, "token_mod16")));
+  CHECK(box->bytes == 16 * 8 * 128 * 2);   // 16 slots of 8 heads of 128 bf16
+  CHECK(box->row_bytes == 8 * 128 * 2);    // a slot's row: every head
+  CHECK(emit::staged_runs_pieces(k, *box) == 0);  // streamed out row by row, not in pieces
+  SECTION("the control: a token-major block's rows are not placed one by one, so not such a box") {
+    const emit::Cell flash = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+    CHECK_FALSE(emit::staged_runs_into_rows(flash, 2, kFlat).has_value());
+  }
+  SECTION("a row loop that also steps the target by a stride is no row") {
+    emit::Cell c = k;
+    c.target.stride[mode_of(k, "token_mod16")] = 1024;
+    CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
+  }
+  SECTION("a gap in a row") {
+    emit::Cell c = k;
+    c.target.stride[mode_of(k, "head")] *= 2;
+    CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
+  }
+  SECTION("runs of a line or more are not staged") {
+    emit::Cell c = k;
+    c.run_elements = 32;
+    CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
+  }
+}
