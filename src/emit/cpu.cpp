@@ -724,10 +724,11 @@ template <int64_t BYTES>
   for (int64_t k = 0; k < BYTES; k += 64) __builtin_prefetch(p + k, 0, 1);
 }
 
-// A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 1-4 KiB) only
-// where the call's CPU gains from them (kv_long_prefetches, set per call by kv_run_part). A tile's rows
-// (kv_prefetch) are prefetched on every CPU where they abut (rows far apart, prefetched row by row, follow
-// kv_row_prefetches): the transposes compute between their loads and gain from them where copies did not.
+// A run's first bytes, ahead: spans of kv_long_prefetch_bytes or more (a run's first 1-4 KiB, a staged
+// tile's next step) only where the call's CPU gains from them (kv_long_prefetches, set per call by
+// kv_run_part). A tile's rows (kv_prefetch) are prefetched on every CPU where they abut (rows far apart,
+// prefetched row by row, follow kv_row_prefetches): the transposes compute between their loads and gain
+// from them where copies did not.
 // Measured on an AMD EPYC (Zen 3, KVM), 256 MiB, 1 / 2 threads, each head's 4 KiB page prefetched a block
 // ahead into vllm-paged-legacy: from flashinfer-hnd (three runs) 0.50-0.56x /
 // 0.55-0.64x of memcpy without, 0.56-0.59x / 0.72x with; from trtllm-pool (two) 0.50-0.53 / 0.59-0.62 ->
