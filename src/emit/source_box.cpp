@@ -84,13 +84,14 @@ std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_byte
   if (r.top_of_token || cell.coords[static_cast<std::size_t>(r.coord)].inverse >= 0 || selects_instance(cell, row) ||
       read_by_atoms(cell.source, row) || !read_by_atoms(cell.target, row) || cell.target.stride[static_cast<std::size_t>(row)] != 0)
     return std::nullopt;
-  for (const Atom& a : cell.target.atoms) {
-    if (std::find(a.modes.begin(), a.modes.end(), row) == a.modes.end()) continue;
-    for (int m : a.modes)  // every mode it reads bound at the row's level or outside it
-      if (std::find(cell.loops.begin(), cell.loops.begin() + static_cast<std::ptrdiff_t>(level) + 1, m) == cell.loops.begin() + static_cast<std::ptrdiff_t>(level) + 1 &&
-          std::find(cell.loops.begin(), cell.loops.end(), m) != cell.loops.end())
-        return std::nullopt;
-  }
+  auto position = [&](int m) {  // the loop level binding mode m, or -1 (a constant)
+    const auto it = std::find(cell.loops.begin(), cell.loops.end(), m);
+    return it == cell.loops.end() ? -1 : static_cast<int>(it - cell.loops.begin());
+  };
+  for (const Atom& a : cell.target.atoms)
+    if (std::find(a.modes.begin(), a.modes.end(), row) != a.modes.end())
+      for (int m : a.modes)
+        if (position(m) > static_cast<int>(level)) return std::nullopt;  // a lookup also reading an inner loop's mode
   const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());
   const std::vector<int> inner(modes.begin() + 1, modes.end());
   if (!std::all_of(inner.begin(), inner.end(), [&](int m) { return plain(cell, m); }) || !checked_once(cell, modes)) return std::nullopt;

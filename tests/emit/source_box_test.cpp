@@ -1,7 +1,10 @@
 // Boxes read as four page streams (emit/source_box.hpp): which box of paired 16-byte runs is staged on the
-// stack, which box of longer runs is read in quarters, and what stops each. The kernels are checked against
+// stack, and in how many pieces it is streamed out; which box of 16-byte runs is staged into a slot pool's
+// gathered rows; which box of longer runs is read in quarters; and what stops each. The kernels are checked against
 // the byte oracle, with controls, in kernels_test.cpp.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 #include "emit/plan.hpp"
 #include "emit/plan_fixture.hpp"
@@ -178,6 +181,15 @@ TEST_CASE("out of the legacy key cache into a slot pool's token rows, a whole bl
   SECTION("a gap in a row") {
     emit::Cell c = k;
     c.target.stride[mode_of(k, "head")] *= 2;
+    CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
+  }
+  SECTION("a row lookup that also reads an inner loop's mode places no whole row") {
+    emit::Cell c = k;
+    const int row = static_cast<int>(mode_of(k, "token_mod16"));
+    std::size_t changed = 0;
+    for (auto& a : c.target.atoms)
+      if (std::find(a.modes.begin(), a.modes.end(), row) != a.modes.end()) a.modes.push_back(static_cast<int>(mode_of(k, "head"))), ++changed;
+    REQUIRE(changed > 0);
     CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
   }
   SECTION("runs of a line or more are not staged") {
