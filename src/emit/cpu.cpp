@@ -516,7 +516,6 @@ std::int64_t staged_box_bytes(const Cell& cell, int source_bytes, int target_byt
   return box_bytes;
 }
 
-
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
 // for a converting move, one conversion per element.
