@@ -1279,16 +1279,10 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
   w.close();
 }
 
-// Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
-// moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
-// step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
-// otherwise each run streamed straight to the target, for every member of the nest.
-void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
-                    int target_bytes, bool staged) {
-  const std::int64_t pieces = staged ? staged_runs_pieces(cell, box) : 0;
-  const int around = static_cast<int>(box.level) - 1;
+// The condition (as C, each term after " && ") that every position of a box is moved: each bound-checked
+// coordinate with digits in the box, at its largest value there, within its limit.
+std::string box_moved_whole(const Cell& cell, const SourceBox& box) {
   auto in_box = [&](int m) { return std::find(box.source_order.begin(), box.source_order.end(), m) != box.source_order.end(); };
-  // A bound-checked coordinate with digits in the box, at its largest value there, within its limit.
   std::string whole;
   for (std::size_t c = 0; c < cell.coords.size(); ++c) {
     const CellCoordinate& coord = cell.coords[c];
@@ -1302,6 +1296,59 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
     }
     whole += " && " + (value.empty() ? i64(0) : value) + " + " + i64(largest_inside) + " <= " + coordinate_limit(cell, static_cast<int>(c), kInputs);
   }
+  return whole;
+}
+
+// A box staged out of gathered source rows (staged_runs_from_rows), before its first loop: where streaming
+// and every position of the box is moved, the rows placed through the source's lookups, read four at a time
+// (the next four prefetched a line at a time), their runs written into a buffer on the stack in the
+// target's layout, the buffer then streamed out whole.
+void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int source_bytes, int target_bytes) {
+  const int around = static_cast<int>(box.level) - 1;
+  const Mode& row = cell.modes[static_cast<std::size_t>(box.row_mode)];
+  const std::vector<int> in_row(box.source_order.begin() + 1, box.source_order.end());
+  w.line("// The box's runs staged out of its gathered source rows, four rows at a time, then streamed out (source_box.hpp).");
+  w.open("if (stream" + box_moved_whole(cell, box) + ")");
+  w.line("const char* kv_rows[" + std::to_string(row.extent) + "];");
+  w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
+  for (const auto& line : lookup_row_offset(cell, true, box.row_mode, offset_at(cell, true, around), kInputs, "row")) w.line(line);
+  w.line("kv_rows[" + row.var + "] = " + pointer_name(true) + " + row * " + std::to_string(source_bytes) + ";");
+  w.close();
+  w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
+  w.open("for (int64_t kv_row0 = 0; kv_row0 < " + i64(row.extent) + "; kv_row0 += " + std::to_string(kPageStreams) + ")");
+  std::string in_row_offset, target_offset = row.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(box.row_mode)]);
+  for (int m : in_row) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    w.open("for (int64_t " + mode.var + " = 0; " + mode.var + " < " + i64(mode.extent) + "; ++" + mode.var + ")");
+    in_row_offset += (in_row_offset.empty() ? "" : " + ") + mode.var + " * " + i64(cell.source.stride[static_cast<std::size_t>(m)]);
+    target_offset += " + " + mode.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(m)]);
+  }
+  if (in_row_offset.empty()) in_row_offset = i64(0);
+  w.line("const int64_t kv_at = (" + in_row_offset + ") * " + std::to_string(source_bytes) + ";  // bytes into each row");
+  w.line("if (kv_row0 + " + std::to_string(kPageStreams) + " < " + i64(row.extent) + " && kv_at % 64 == 0) { KV_UNROLL for (int64_t k = 0; k < " +
+         std::to_string(kPageStreams) + "; ++k) kv_prefetch<64>(kv_rows[kv_row0 + " + std::to_string(kPageStreams) + " + k] + kv_at); }");
+  w.open("KV_UNROLL for (int64_t k = 0; k < " + std::to_string(kPageStreams) + "; ++k)");
+  w.line("const int64_t " + row.var + " = kv_row0 + k;");
+  w.line("std::memcpy(kv_stage + (" + target_offset + ") * " + std::to_string(target_bytes) + ", kv_rows[" + row.var + "] + kv_at, " +
+         std::to_string(cell.run_elements * source_bytes) + ");");
+  w.close();
+  for (std::size_t i = 0; i < in_row.size() + 1; ++i) w.close();
+  const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
+  w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
+  w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+  w.line("continue;");
+  w.close();
+}
+
+// Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
+// moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
+// step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
+// otherwise each run streamed straight to the target, for every member of the nest.
+void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
+                    int target_bytes, bool staged) {
+  const std::int64_t pieces = staged ? staged_runs_pieces(cell, box) : 0;
+  const int around = static_cast<int>(box.level) - 1;
+  const std::string whole = box_moved_whole(cell, box);
   auto offset_in_box = [&](const SideForm& f) {
     std::string sum;
     for (int m : box.source_order) sum += (sum.empty() ? "" : " + ") + cell.modes[static_cast<std::size_t>(m)].var + " * " + i64(f.stride[static_cast<std::size_t>(m)]);
@@ -1460,7 +1507,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   const std::optional<SourceBox> staged_box = [&]() -> std::optional<SourceBox> {
     if (members.size() != 1 || convert) return std::nullopt;
     if (auto box = pairs >= 0 ? staged_runs(cell, source_bytes, flat) : std::nullopt) return box;
-    return staged_runs_into_rows(cell, source_bytes, flat);
+    if (auto box = staged_runs_into_rows(cell, source_bytes, flat)) return box;
+    return staged_runs_from_rows(cell, source_bytes, flat);
   }();
   // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
   // print_box_runs stream a box out while the next is staged).
@@ -1584,7 +1632,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     box = quartered_runs(cell, source_bytes, target_bytes, flat);
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
-    if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
+    if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
+    else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)

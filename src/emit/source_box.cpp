@@ -106,6 +106,38 @@ std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_byte
   return box;
 }
 
+std::optional<SourceBox> staged_runs_from_rows(const Cell& cell, int source_bytes, std::size_t level) {
+  if (level >= cell.loops.size() || cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes >= 64) return std::nullopt;
+  const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());
+  std::vector<int> others;
+  int row = -1;
+  for (int m : modes) {
+    if (!read_by_atoms(cell.source, m)) others.push_back(m);
+    else if (row >= 0) return std::nullopt;  // two loops read through the source's lookups
+    else row = m;
+  }
+  if (row < 0) return std::nullopt;
+  const Mode& r = cell.modes[static_cast<std::size_t>(row)];
+  if (r.top_of_token || cell.coords[static_cast<std::size_t>(r.coord)].inverse >= 0 || selects_instance(cell, row) || read_by_atoms(cell.target, row) ||
+      cell.source.stride[static_cast<std::size_t>(row)] != 0 || r.extent % kPageStreams != 0)
+    return std::nullopt;
+  for (const Atom& a : cell.source.atoms)  // the row's lookups read no other loop of the box
+    if (std::find(a.modes.begin(), a.modes.end(), row) != a.modes.end())
+      for (int m : a.modes)
+        if (m != row && std::find(modes.begin(), modes.end(), m) != modes.end()) return std::nullopt;
+  if (!std::all_of(others.begin(), others.end(), [&](int m) { return plain(cell, m); }) || !checked_once(cell, modes)) return std::nullopt;
+  const std::int64_t elements = contiguous_elements(cell, cell.target, modes);
+  const std::int64_t row_elements = contiguous_elements(cell, cell.source, others);
+  if (elements == 0 || row_elements == 0 || row_elements * r.extent != elements) return std::nullopt;
+  std::sort(others.begin(), others.end(),
+            [&](int a, int b) { return cell.source.stride[static_cast<std::size_t>(a)] > cell.source.stride[static_cast<std::size_t>(b)]; });
+  std::vector<int> order{row};
+  order.insert(order.end(), others.begin(), others.end());
+  SourceBox box{level, order, elements * source_bytes, true, row, row_elements * source_bytes, true};
+  if (box.bytes > kMostStagedBytes || box.row_bytes % 64 != 0) return std::nullopt;
+  return box;
+}
+
 std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level) {
   if (cell.source_order_from < 0 || cell.run_elements * source_bytes < 64 || source_bytes != target_bytes) return std::nullopt;
   for (std::size_t level = std::max(first_level, static_cast<std::size_t>(cell.source_order_from)); level < cell.loops.size(); ++level) {

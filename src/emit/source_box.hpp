@@ -44,6 +44,8 @@ struct SourceBox {
   // each of its values' target row through a lookup, and the bytes of one such row; else -1 and 0.
   int row_mode = -1;
   std::int64_t row_bytes = 0;
+  // The rows are the source's, placed through its lookups (staged_runs_from_rows), not the target's.
+  bool rows_in_source = false;
 };
 
 // The box of cell.loops[level..], or nothing: its loops are of fixed extent and place nothing through a
@@ -82,6 +84,20 @@ std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box);
 // -> sglang-mha 1.06-1.09x / 1.05-1.06x, -> llamacpp 1.06-1.07x / 1.07x, -> llamacpp-vtrans (whose V goes
 // element by element) 1.03-1.13x / 0.98-1.09x.
 std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_bytes, std::size_t level);
+
+// The mirror box, from `level` on, to stage out of gathered source rows, or nothing: runs shorter than a
+// line into a box contiguous in the target (vLLM's legacy key cache's block of 16-byte packs), one of whose
+// loops places each value's source row through the source's lookups alone, reading no other loop of the
+// box (a slot pool's token row: SGLang's token pool, llama.cpp's K), its other loops, with the run, tiling
+// that row contiguously, the rows a multiple of four, of at most kMostStagedBytes. source_order holds the
+// row mode first, then the others, largest source stride first. The rows are read four at a time, each in
+// order (the next four prefetched a line at a time), their runs written into a buffer in the target's
+// layout, which is then streamed out whole (print_rows_box). Written straight, each 16-byte run was read
+// from its row as the target's order came to it, 16 rows in turn. Measured on sglang-mha ->
+// vllm-paged-legacy's K alone (256 MiB, two runs of `--ab-source` in one process each, 1 / 2 threads, an
+// Intel Xeon): 1.14-1.16x / 1.08-1.19x staged; the generator's kernels against the ones before, the pair,
+// two runs each: sglang-mha 1.01-1.03x / 0.97-1.09x, llamacpp 1.02-1.15x / 1.10-1.14x.
+std::optional<SourceBox> staged_runs_from_rows(const Cell& cell, int source_bytes, std::size_t level);
 
 // The largest box from `first_level` on to read in quarters (see above): the plan walks it in the
 // source's order, its runs are 64 bytes or longer, and it spans four pages or more. (The printer streams

@@ -96,6 +96,20 @@ std::string slot_absent(const Cell& cell, int coord, const Inputs& in) {
   return in.src_tables + "[" + std::to_string(c.inverse) + "][" + coordinate_value(cell, c) + "] < 0";
 }
 
+std::vector<std::string> lookup_row_offset(const Cell& cell, bool source, int row, const std::string& base, const Inputs& in, const std::string& name) {
+  const SideForm& f = source ? cell.source : cell.target;
+  std::vector<std::string> out;
+  std::string sum = base;
+  for (std::size_t i = 0; i < f.atoms.size(); ++i) {
+    const Atom& a = f.atoms[i];
+    if (std::find(a.modes.begin(), a.modes.end(), row) == a.modes.end()) continue;
+    out.push_back("const int64_t " + atom_name(source, i) + " = " + atom_value(cell, a, source ? in.src_tables : in.dst_tables) + ";");
+    sum += " + " + atom_name(source, i) + " * " + i64(a.coef);
+  }
+  out.push_back("const int64_t " + name + " = " + sum + ";");
+  return out;
+}
+
 std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs& in, const std::string& name) {
   const SideForm& f = source ? cell.source : cell.target;
   const int mode = source ? cell.tile_target_contiguous : cell.tile_source_contiguous;

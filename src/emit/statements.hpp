@@ -54,6 +54,10 @@ std::string next_displacement_name();
 // that places it (the target-contiguous one for source rows, the source-contiguous one for target rows)
 // is defined as a variable of its name: its lookups, then `const int64_t name = ...;`.
 std::vector<std::string> row_offset(const Cell& cell, bool source, const Inputs& in, const std::string& name);
+// The element offset of the row that mode `row` places through side `source`'s lookups (a staged box's
+// gathered source rows, print_rows_box), once `row` and every other mode those lookups read are defined:
+// `base` plus each lookup reading `row` times its coefficient. Its lookups, then `const int64_t name = ...;`.
+std::vector<std::string> lookup_row_offset(const Cell& cell, bool source, int row, const std::string& base, const Inputs& in, const std::string& name);
 // True (as C) where the slot of an inverted table (coordinate `coord`, CellCoordinate::inverse) holds no
 // moved token, once its modes are defined.
 std::string slot_absent(const Cell& cell, int coord, const Inputs& in);

@@ -1202,6 +1202,19 @@ TEST_CASE("a legacy block staged whole into a slot pool's gathered rows, values 
                                  {"key_rows_swapped", "kv_stage + token_mod16 * ", "kv_stage + (token_mod16 ^ 1) * "}});
 }
 
+TEST_CASE("a slot pool's gathered key rows staged into a legacy block move the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
+  // Out of SGLang's token pool into the legacy cache: each block's key packs are read out of its 16 slot
+  // rows (4 heads of 32 bf16 each), four rows at a time, into a buffer in the legacy order, which is then
+  // streamed out (staged_runs_from_rows); a cut block (37 tokens) goes run by run. Streaming is forced.
+  // Controls: each run read from its neighbour's row, and each run written to its neighbour's slot.
+  const StreamingPair pair = streaming_pair("sglang-mha", "vllm-paged-legacy", {{"head_size", 32}}, "rows_from");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  REQUIRE(code.find("staged out of its gathered source rows") != std::string::npos);
+  check_edits_caught_everywhere(pair, code,
+                                {{"rows_from_swapped_rows", "kv_rows[token_mod16] + kv_at", "kv_rows[token_mod16 ^ 1] + kv_at"},
+                                 {"rows_from_swapped_slots", "kv_stage + (token_mod16 * ", "kv_stage + ((token_mod16 ^ 1) * "}});
+}
+
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {
   // Where the plan walks a block in the source's order, a 16 KiB block (16 slots of 4 heads of 128 bf16)
   // is read as four quarters at once and its 256-byte runs streamed straight out (emit/source_box.hpp).

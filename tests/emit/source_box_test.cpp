@@ -198,3 +198,39 @@ TEST_CASE("out of the legacy key cache into a slot pool's token rows, a whole bl
     CHECK_FALSE(emit::staged_runs_into_rows(c, 2, kFlat).has_value());
   }
 }
+
+TEST_CASE("out of a slot pool's token rows into the legacy key cache, a whole block's packs are staged out of its rows", "[emit][plan]") {
+  const emit::Cell k = test::cpu_plan("sglang-mha", "vllm-paged-legacy").cells[0];
+  REQUIRE(k.run_elements == 8);
+  const auto box = emit::staged_runs_from_rows(k, 2, kFlat);
+  REQUIRE(box.has_value());
+  CHECK(box->rows_in_source);
+  CHECK(box->row_mode == static_cast<int>(mode_of(k, "token_mod16")));
+  CHECK(box->source_order.front() == box->row_mode);  // the rows first, then the modes within a row
+  CHECK(box->bytes == 16 * 8 * 128 * 2);
+  CHECK(box->row_bytes == 8 * 128 * 2);
+  CHECK_FALSE(emit::staged_runs_into_rows(k, 2, kFlat).has_value());  // the target's rows are not placed one by one
+  SECTION("the control: a token-major source's rows are not placed one by one, so not such a box") {
+    const emit::Cell flash = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
+    CHECK_FALSE(emit::staged_runs_from_rows(flash, 2, kFlat).has_value());
+  }
+  SECTION("a gap in the target box") {
+    emit::Cell c = k;
+    c.target.stride[mode_of(k, "head")] *= 2;
+    CHECK_FALSE(emit::staged_runs_from_rows(c, 2, kFlat).has_value());
+  }
+  SECTION("a row lookup that also reads another loop of the box places no whole row") {
+    emit::Cell c = k;
+    const int row = static_cast<int>(mode_of(k, "token_mod16"));
+    std::size_t changed = 0;
+    for (auto& a : c.source.atoms)
+      if (std::find(a.modes.begin(), a.modes.end(), row) != a.modes.end()) a.modes.push_back(static_cast<int>(mode_of(k, "head"))), ++changed;
+    REQUIRE(changed > 0);
+    CHECK_FALSE(emit::staged_runs_from_rows(c, 2, kFlat).has_value());
+  }
+  SECTION("runs of a line or more are not staged") {
+    emit::Cell c = k;
+    c.run_elements = 32;
+    CHECK_FALSE(emit::staged_runs_from_rows(c, 2, kFlat).has_value());
+  }
+}
