@@ -185,6 +185,14 @@ std::string page_interleaved_step(std::int64_t steps, std::int64_t span) {
   return "(q % " + pages + ") * " + i64(per_page) + " + (q / " + pages + ") % " + i64(per_page) + " + (q / " + i64(group) + ") * " + i64(group);
 }
 
+// A staged buffer `from` written to `to` (C expressions), `bytes` of it: streamed where `to` is 16-byte
+// aligned (kv_stream_copy's precondition), else by an ordinary memcpy. The one home of that rule for the
+// staged boxes and rows.
+void print_stream_out(CodeWriter& w, const std::string& to, const std::string& from, const std::string& bytes) {
+  w.line("if (reinterpret_cast<uintptr_t>(" + to + ") % 16 == 0) kv_stream_copy<" + bytes + ">(" + to + ", " + from + ");");
+  w.line("else std::memcpy(" + to + ", " + from + ", " + bytes + ");");
+}
+
 // The bytes of a box of a block's rows staged whole into gathered target rows (print_gathered_tile), or 0:
 // 16-bit rows of 16 slots along the source's contiguous axis, which abut into one span of at most 32 KiB
 // (the legacy vLLM value cache's block, `[head, dim, slot]`), each slot's whole row of columns one gathered
@@ -391,8 +399,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.close();
     w.open("for (int64_t r = 0; r < 16; ++r)");
     w.line("char* const row = kv_to_rows[static_cast<size_t>(r)];");
-    w.line("if (reinterpret_cast<uintptr_t>(row) % 16 == 0) kv_stream_copy<" + std::to_string(row_bytes) + ">(row, kv_box + r * " + i64(row_bytes) + ");");
-    w.line("else std::memcpy(row, kv_box + r * " + i64(row_bytes) + ", " + std::to_string(row_bytes) + ");");
+    print_stream_out(w, "row", "kv_box + r * " + i64(row_bytes), std::to_string(row_bytes));
     w.close();
     w.close();
     w.open("else");
@@ -1334,8 +1341,7 @@ void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int s
   w.close();
   for (std::size_t i = 0; i < in_row.size() + 1; ++i) w.close();
   const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
-  w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
-  w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+  print_stream_out(w, d, "kv_stage", std::to_string(box.bytes));
   w.line("continue;");
   w.close();
 }
@@ -1407,14 +1413,12 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
     const std::string d = address({}, false, offset_at(cell, false, static_cast<int>(box.level)), target_bytes);
     w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
     for (const auto& line : side_statements(cell, static_cast<int>(box.level), kInputs, false)) w.line(line);
-    w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + row_bytes + ">(" + d + ", kv_stage + " + row.var + " * " + row_bytes + ");");
-    w.line("else std::memcpy(" + d + ", kv_stage + " + row.var + " * " + row_bytes + ", " + row_bytes + ");");
+    print_stream_out(w, d, "kv_stage + " + row.var + " * " + row_bytes, row_bytes);
     w.close();
   } else if (staged) {
     const std::string d = address({}, false, offset_at(cell, false, around), target_bytes);
     if (pieces == 0) {
-      w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_stream_copy<" + std::to_string(box.bytes) + ">(" + d + ", kv_stage);");
-      w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + ");");
+      print_stream_out(w, d, "kv_stage", std::to_string(box.bytes));
     } else {
       w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_pending = " + d + ", kv_half ^= 1;");
       w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box.bytes) + "), kv_pending = nullptr;");
