@@ -1,0 +1,138 @@
+#include "pattern_set.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "access_replay.hpp"
+#include "block_transpose.hpp"
+#include "element_scatter.hpp"
+#include "parallel_parts.hpp"
+#include "row_transpose.hpp"
+#include "stream_copy.hpp"
+
+namespace kvlayout::bench {
+namespace {
+
+constexpr std::size_t kChunkBytes[3] = {256, 2048, 32768};
+
+// `count` units in a random order within each window of 4 MiB (a layer's K or V tensor at the sweep's size:
+// block tables are per layer), on the source side and, independently, on the target side.
+std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> orders_within_4_mib(std::size_t count, std::size_t unit_bytes) {
+  std::vector<std::uint32_t> from_order(count), to_order(count);
+  for (std::size_t i = 0; i < count; ++i) from_order[i] = to_order[i] = static_cast<std::uint32_t>(i);
+  std::mt19937_64 rng(unit_bytes);
+  const std::size_t window = (std::size_t{4} << 20) / unit_bytes;
+  for (std::size_t w = 0; w < count; w += window) {
+    const auto end = static_cast<std::ptrdiff_t>(std::min(count, w + window));
+    std::shuffle(from_order.begin() + static_cast<std::ptrdiff_t>(w), from_order.begin() + end, rng);
+    std::shuffle(to_order.begin() + static_cast<std::ptrdiff_t>(w), to_order.begin() + end, rng);
+  }
+  return {std::move(from_order), std::move(to_order)};
+}
+
+// The access pattern's own ceiling: the same bytes copied in chunks of `chunk` bytes, taken in a random
+// order within each 4 MiB window on both sides (as random per-layer block tables place them). Each chunk
+// is streamed (AVX2 where the CPU has it) with no index arithmetic at all, the chunks 16 KiB ahead
+// prefetched or not (`prefetch`), so a pair whose runs are such chunks should not expect to beat the
+// better of the two.
+void random_chunk_copy(char* to, const char* from, std::size_t bytes, std::size_t chunk, const std::vector<std::uint32_t>& from_order,
+                       const std::vector<std::uint32_t>& to_order, int threads, bool prefetch) {
+  const std::size_t chunks = bytes / chunk;
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  auto part = [&](int p) {
+    const std::size_t begin = chunks * static_cast<std::size_t>(p) / static_cast<std::size_t>(threads);
+    const std::size_t end = chunks * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(threads);
+    const std::size_t ahead = std::max<std::size_t>(1, kPrefetchAheadBytes / chunk);  // chunks
+    for (std::size_t c = begin; c < end; ++c) {
+      const char* f = from + from_order[c] * chunk;
+      if (prefetch && c + ahead < end) prefetch_span(from + from_order[c + ahead] * chunk, chunk);
+      stream_copy(to + to_order[c] * chunk, f, chunk, avx2);
+    }
+    _mm_sfence();
+  };
+  run_parts(threads, part);
+}
+
+}  // namespace
+
+std::string ceiling_key(const std::string& kind, const std::string& turn) { return turn.empty() ? kind : kind + " (" + turn + ")"; }
+
+PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::size_t chunk = kChunkBytes[i];
+    std::tie(chunk_from_[i], chunk_to_[i]) = orders_within_4_mib(bytes / chunk, chunk);
+    // Prefetched and not: on an AMD EPYC the kernels' runs of 1 KiB or more gained from dropping their
+    // prefetch (emit/cpu.cpp's kv_long_prefetches_wanted), so the pattern is timed both ways.
+    for (bool prefetch : {true, false}) {
+      char title[112];
+      std::snprintf(title, sizeof title, "%6zu-byte chunks, random within 4 MiB, both sides, %s", chunk, prefetch ? "prefetched" : "not prefetched");
+      rows_.push_back({{{"chunk_bytes", chunk}, {"prefetched", prefetch}}, title, {}, bytes, [this, i, prefetch](char* to, const char* from, int threads) {
+                         random_chunk_copy(to, from, bytes_, kChunkBytes[i], chunk_from_[i], chunk_to_[i], threads, prefetch);
+                       }});
+    }
+  }
+  // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way; out of
+  // token-fastest both streamed and staged (which is better depends on the CPU).
+  std::tie(block_from_, block_to_) = orders_within_4_mib(bytes / kTransposeBlockBytes, kTransposeBlockBytes);
+  struct BlockTranspose {
+    TransposeDirection direction;
+    TransposeWay way;
+    const char* name;
+  };
+  for (const BlockTranspose& b : {BlockTranspose{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, "out of token-fastest"},
+                                   BlockTranspose{TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, "out of token-fastest"},
+                                   BlockTranspose{TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, "into token-fastest"}}) {
+    const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
+    std::vector<std::string> keys;
+    for (const char* kind : {"transpose", "transpose, gathered rows"}) keys.insert(keys.end(), {kind, ceiling_key(kind, b.name)});
+    rows_.push_back({{{"transpose", b.name}, {"way", way}, {"block_bytes", kTransposeBlockBytes}},
+                     std::string("32 KiB blocks transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides", keys, bytes,
+                     [this, b](char* to, const char* from, int threads) { transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way); }});
+  }
+  // The gathered-row transposes' pattern (row_transpose.hpp): llama.cpp's transposed V, a layer per 4 MiB
+  // (the block transpose's order of 32 KiB units is a random block table per layer), each way, straight as
+  // the kernels write it and staged (which is better depends on the CPU). llama.cpp's cells as the sweep's
+  // tables place them: a random permutation of the tokens.
+  const std::size_t layers = bytes / kChannelRowsLayerBytes;
+  paged_order_.assign(block_from_.begin(), block_from_.begin() + static_cast<std::ptrdiff_t>(std::min(block_from_.size(), layers * kPagesPerLayer)));
+  cells_.resize(kContextTokens);
+  std::iota(cells_.begin(), cells_.end(), 0u);
+  std::shuffle(cells_.begin(), cells_.end(), std::mt19937_64(kContextTokens));
+  for (auto [direction, name] : {std::pair{RowTransposeDirection::IntoChannelRows, "whole lines, source rows gathered"},
+                                 std::pair{RowTransposeDirection::OutOfChannelRows, "whole lines, target rows gathered"}})
+    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::Staged}) {
+      if (layers == 0) break;
+      const char* way_name = way == RowTransposeWay::Staged ? "staged" : "straight";
+      const bool into = direction == RowTransposeDirection::IntoChannelRows;
+      rows_.push_back({{{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", kChannelRowsLayerBytes}},
+                       std::string("llama.cpp's V rows (4 MiB layers, random cells) transposed ") + (into ? "from" : "into") + " random 32 KiB pages, " + way_name,
+                       {"transpose, gathered rows", ceiling_key("transpose, gathered rows", name)}, layers * kChannelRowsLayerBytes,
+                       [this, direction = direction, way](char* to, const char* from, int threads) {
+                         transpose_rows(to, from, paged_order_, cells_, direction, threads, way);
+                       }});
+    }
+  // The element-by-element moves' pattern (element_scatter.hpp): rows of 2048 cells permuted, each way.
+  slots_.resize(kScatterRowElements);
+  std::iota(slots_.begin(), slots_.end(), 0u);
+  std::shuffle(slots_.begin(), slots_.end(), std::mt19937_64(kScatterRowBytes));
+  for (auto [direction, name] : {std::pair{ScatterDirection::IntoSlots, "into slots"}, std::pair{ScatterDirection::OutOfSlots, "out of slots"}})
+    rows_.push_back({{{"scatter", name}, {"row_bytes", kScatterRowBytes}},
+                     std::string("4 KiB rows of 2-byte elements permuted ") + name + ", rows in order", {"element by element"}, bytes,
+                     [this, direction = direction](char* to, const char* from, int threads) {
+                       scatter_rows(to, from, bytes_ / kScatterRowBytes, slots_, direction, threads);
+                     }});
+}
+
+std::vector<std::size_t> PatternSet::serving(const std::string& key) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows_.size(); ++i)
+    if (std::find(rows_[i].keys.begin(), rows_[i].keys.end(), key) != rows_[i].keys.end()) out.push_back(i);
+  return out;
+}
+
+}  // namespace kvlayout::bench

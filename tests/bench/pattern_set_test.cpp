@@ -1,0 +1,95 @@
+// The sweep's pattern set (bench/pattern_set.hpp): each ceiling key the sweep holds pairs against is served
+// by the rows it names, and every row moves each of its elements exactly once (the bytes it moves are a
+// permutation of those it reads: the set wires each bare loop to its own orders and byte count). The
+// control shows the permutation check tells a move that writes one element twice. Where each element
+// lands is each pattern's own test (block_transpose_test.cpp, row_transpose_test.cpp,
+// element_scatter_test.cpp).
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "bench/pattern_set.hpp"
+
+using namespace kvlayout;
+
+namespace {
+
+constexpr std::size_t kSetBytes = std::size_t{4} << 20;  // the least the set takes: one llama.cpp layer
+
+std::vector<std::string> titles(const bench::PatternSet& set, const std::string& key) {
+  std::vector<std::string> out;
+  for (std::size_t i : set.serving(key)) out.push_back(set.rows()[i].title);
+  return out;
+}
+
+bool any_title_has(const std::vector<std::string>& v, const std::string& text) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& t) { return t.find(text) != std::string::npos; });
+}
+
+// 64-byte aligned room for `bytes`.
+struct Buffer {
+  explicit Buffer(std::size_t bytes) : storage(bytes + 64) {}
+  char* data() { return storage.data() + (64 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64) % 64; }
+  std::vector<char> storage;
+};
+
+// Whether the 16-bit elements of to[0 .. bytes) are those of from[0 .. bytes), each as often.
+bool same_elements(const char* to, const char* from, std::size_t bytes) {
+  std::vector<std::uint16_t> a(bytes / 2), b(bytes / 2);
+  std::memcpy(a.data(), to, bytes);
+  std::memcpy(b.data(), from, bytes);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+}  // namespace
+
+TEST_CASE("pattern set: each key the sweep holds pairs against is served by its own rows, and runs by none", "[bench][patterns]") {
+  const bench::PatternSet set(kSetBytes);
+  CHECK(bench::ceiling_key("transpose", "") == "transpose");
+  CHECK(bench::ceiling_key("transpose", "into token-fastest") == "transpose (into token-fastest)");
+  const auto out_of = titles(set, "transpose (out of token-fastest)");
+  CHECK(out_of.size() == 2);
+  CHECK(any_title_has(out_of, "out of token-fastest, streamed"));
+  CHECK(any_title_has(out_of, "out of token-fastest, staged"));
+  CHECK(titles(set, "transpose (into token-fastest)").size() == 1);
+  CHECK(titles(set, "transpose").size() == 3);
+  CHECK(titles(set, "transpose, gathered rows (into token-fastest)").size() == 1);
+  const auto into_rows = titles(set, "transpose, gathered rows (whole lines, source rows gathered)");
+  CHECK(into_rows.size() == 2);
+  CHECK(!any_title_has(into_rows, "into random 32 KiB pages"));
+  CHECK(titles(set, "transpose, gathered rows (whole lines, target rows gathered)").size() == 2);
+  CHECK(titles(set, "transpose, gathered rows").size() == 7);
+  CHECK(titles(set, "element by element").size() == 2);
+  for (const char* runs : {"runs 256 B .. 2 KiB", "runs >= 2 KiB", "runs < 256 B"}) CHECK(titles(set, runs).empty());
+  CHECK(set.rows().size() == 15);
+}
+
+TEST_CASE("pattern set: every row moves each element of its bytes once, at one and two threads", "[bench][patterns]") {
+  const bench::PatternSet set(kSetBytes);
+  Buffer from(kSetBytes), to(kSetBytes);
+  std::mt19937 rng(5);
+  for (std::size_t e = 0; e < kSetBytes / 2; ++e) reinterpret_cast<std::uint16_t*>(from.data())[e] = static_cast<std::uint16_t>(rng());
+  for (const bench::PatternRow& row : set.rows())
+    for (int threads : {1, 2}) {
+      INFO(row.title << ", " << threads << " threads");
+      REQUIRE(row.bytes > 0);
+      REQUIRE(row.bytes <= set.bytes());
+      std::memset(to.data(), 0, kSetBytes);
+      row.move(to.data(), from.data(), threads);
+      CHECK(same_elements(to.data(), from.data(), row.bytes));
+    }
+}
+
+TEST_CASE("pattern set: the permutation check tells a move that writes one element twice (the control)", "[bench][patterns]") {
+  const bench::PatternSet set(kSetBytes);
+  Buffer from(kSetBytes), to(kSetBytes);
+  for (std::size_t e = 0; e < kSetBytes / 2; ++e) reinterpret_cast<std::uint16_t*>(from.data())[e] = static_cast<std::uint16_t>(e * 2654435761u >> 7);
+  const bench::PatternRow& row = set.rows().back();
+  row.move(to.data(), from.data(), 1);
+  REQUIRE(same_elements(to.data(), from.data(), row.bytes));
+  std::memcpy(to.data() + 2, to.data(), 2);  // the first element written over the second
+  CHECK(!same_elements(to.data(), from.data(), row.bytes));
+}
