@@ -15,7 +15,6 @@
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
-#include <immintrin.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,20 +30,14 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <string>
-#include <random>
 #include <set>
 #include <vector>
 
 #include "access_replay.hpp"
-#include "block_transpose.hpp"
-#include "row_transpose.hpp"
-#include "element_scatter.hpp"
 #include "parallel_parts.hpp"
 #include "pattern_set.hpp"
-#include "stream_copy.hpp"
 #include "emit/code_key.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
