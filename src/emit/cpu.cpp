@@ -1230,30 +1230,59 @@ template <int ELEMENT>
 
 )";
 
-// The bytes of a whole block, when the innermost loop is the bound-checked token's lowest digit and its
-// strides continue the run in both layouts (a block of tokens whose rows abut on both sides: LMCache's
-// token rows into a vLLM block, HF's per-head token rows into a TRT-LLM block); else 0. Such a block is then
-// copied at once where every token of it is moved (print_whole_block), and run by run only where the
-// block is cut by num_tokens. Measured with bench/peers.py on lmcache-2ltd -> vllm-flash-nhd (256 MiB,
-// one thread, three runs each): 2 KiB runs 19.6-22.0 ms, whole 32 KiB blocks 13.0-14.9 ms.
-std::int64_t whole_block_bytes(const Cell& cell, int source_bytes, int target_bytes, bool convert, std::size_t flat, int prefetch) {
+// A whole block: the innermost loop is the bound-checked token's lowest digit and its strides continue the
+// run in both layouts (a block of tokens whose rows abut on both sides: LMCache's token rows into a vLLM
+// block, HF's per-head token rows into a TRT-LLM block). Such a block is copied at once where every token of
+// it is moved (print_whole_block), and run by run only where the block is cut by num_tokens. Measured with
+// bench/peers.py on lmcache-2ltd -> vllm-flash-nhd (256 MiB, one thread, three runs each): 2 KiB runs
+// 19.6-22.0 ms, whole 32 KiB blocks 13.0-14.9 ms.
+// The block then takes in the loops around it while each continues the run on both sides, unguarded, by a
+// stride alone (no table, no other instance), up to 64 KiB: a page holding K and V of every head in one
+// span on both sides (FlashInfer's HND page into FlashInfer 0.7.2's, the same layout under another block
+// table) is one 64 KiB copy, where the token's guard kept it as 16 copies of a head's 4 KiB. Measured on
+// flashinfer-hnd -> flashinfer072-hnd (256 MiB, three runs of `--ab-source` in one process, 1 / 2
+// threads): 0.85-0.88x / 0.80-0.92x of memcpy as 4 KiB blocks four at a time, 0.92-0.95x / 0.89-1.00x as
+// one copy.
+struct WholeBlock {
+  std::int64_t bytes = 0;  // 0: none
+  std::size_t level = 0;   // the loop before which it is copied (print_whole_block)
+};
+
+WholeBlock whole_block(const Cell& cell, int source_bytes, int target_bytes, bool convert, std::size_t flat, int prefetch) {
   const std::size_t loops = cell.loops.size();
   // (A cell whose loops follow the source keeps this: what it needs is its innermost loop, checked below.)
-  if (convert || cell.tile_target_contiguous >= 0 || loops <= flat) return 0;
-  if (prefetch == static_cast<int>(loops) - 1) return 0;  // its displacement is only known inside the loop
+  if (convert || cell.tile_target_contiguous >= 0 || loops <= flat) return {};
+  if (prefetch == static_cast<int>(loops) - 1) return {};  // its displacement is only known inside the loop
   const int m = cell.loops.back();
   const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
   const CellCoordinate& coord = cell.coords[static_cast<std::size_t>(mode.coord)];
-  if (!coord.guarded || coord.inverse >= 0 || mode.top_of_token || mode.weight != 1 || coord.modes.empty() || coord.modes.back() != m) return 0;
-  if (selects_instance(cell, m)) return 0;
-  for (const SideForm* f : {&cell.source, &cell.target})
-    if (f->stride[static_cast<std::size_t>(m)] != cell.run_elements || read_by_atoms(*f, m)) return 0;
-  const std::int64_t bytes = mode.extent * cell.run_elements * source_bytes;
-  if (!target_runs_aligned(cell, target_bytes) || bytes % 16 != 0 || bytes > (std::int64_t{64} << 10)) return 0;
-  return bytes;
+  if (!coord.guarded || coord.inverse >= 0 || mode.top_of_token || mode.weight != 1 || coord.modes.empty() || coord.modes.back() != m) return {};
+  // Whether loop `at` continues a run of `run` elements on both sides, by its stride alone.
+  auto continues = [&](int at, std::int64_t run) {
+    if (selects_instance(cell, at)) return false;
+    for (const SideForm* f : {&cell.source, &cell.target})
+      if (f->stride[static_cast<std::size_t>(at)] != run || read_by_atoms(*f, at)) return false;
+    return true;
+  };
+  if (!continues(m, cell.run_elements)) return {};
+  constexpr std::int64_t kMostBytes = std::int64_t{64} << 10;
+  WholeBlock out{mode.extent * cell.run_elements * source_bytes, loops - 1};
+  if (!target_runs_aligned(cell, target_bytes) || out.bytes % 16 != 0 || out.bytes > kMostBytes) return {};
+  // Outward over the loops around it, inside the flat ones, each after the prefetch's level (whose
+  // displacement the copy reads).
+  while (out.level > flat && static_cast<int>(out.level) - 1 > prefetch) {
+    const int around = cell.loops[out.level - 1];
+    const Mode& a = cell.modes[static_cast<std::size_t>(around)];
+    if (cell.coords[static_cast<std::size_t>(a.coord)].guarded || a.top_of_token || out.bytes * a.extent > kMostBytes ||
+        !continues(around, out.bytes / source_bytes))
+      break;
+    out.bytes *= a.extent;
+    --out.level;
+  }
+  return out;
 }
 
-// Whether streamed whole blocks (whole_block_bytes) are copied four at a time: blocks under two pages, which
+// Whether streamed whole blocks (whole_block) are copied four at a time: blocks under two pages, which
 // kv_stream_copy reads as one stream. A whole block is then left pending (its target and source kept) and
 // every fourth one copies the four at once (kv_stream_copy4); the cell copies the rest as it returns.
 // Measured on hf-dynamic -> vllm-flash-hnd (4 KiB blocks, a head's 16 rows, read in the source's order: the
@@ -1268,12 +1297,13 @@ std::string every_value_moved(const Cell& cell, int mode) {
   return coordinate_base(cell, m.coord, mode) + " + " + i64((m.extent - 1) * m.weight) + " <= " + coordinate_limit(cell, m.coord, kInputs);
 }
 
-// Before the innermost loop (see whole_block_bytes): the block in one copy (per group member) when its
-// last token is moved. The offsets of the level around are the block's first run: the innermost level adds
-// only its own stride.
-void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, std::int64_t bytes, bool prefetch,
+// Before the whole block's loop (see whole_block): the block in one copy (per group member) when its last
+// token is moved. The offsets of the level around are the block's first run: the levels inside add only
+// their own strides.
+void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, const WholeBlock& block, bool prefetch,
                        const std::vector<RunAddress>& members) {
-  const int m = cell.loops.back(), around = static_cast<int>(cell.loops.size()) - 2;
+  const int m = cell.loops.back(), around = static_cast<int>(block.level) - 1;
+  const std::int64_t bytes = block.bytes;
   const std::string size = std::to_string(bytes);
   w.line("// Every token of the block moved: one copy.");
   w.open("if (" + every_value_moved(cell, m) + ")");
@@ -1533,8 +1563,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");
   w.line("const int64_t part_begin = total * part / parts, part_end = total * (part + 1) / parts;");
   w.line("const int64_t begin = part_begin + (part_end - part_begin) * sub / subs, end = part_begin + (part_end - part_begin) * (sub + 1) / subs;");
-  const PrefetchStep step = prefetch_step(cell, source_bytes, whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, -1));
-  const std::int64_t whole_block = whole_block_bytes(cell, source_bytes, target_bytes, convert, flat, step.level);
+  const PrefetchStep step = prefetch_step(cell, source_bytes, whole_block(cell, source_bytes, target_bytes, convert, flat, -1).bytes);
+  const WholeBlock block = whole_block(cell, source_bytes, target_bytes, convert, flat, step.level);
+  const std::int64_t whole_block = block.bytes;
   // Whole blocks copied four at once read their pages four at a time, which the hardware follows: no
   // prefetch (measured slower with it: hf-dynamic -> vllm-flash-hnd, 4 KiB blocks, the block two ahead
   // prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread). A staged tile prefetches
@@ -1650,7 +1681,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
     else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
-    if (whole_block > 0 && l + 1 == loops) print_whole_block(w, cell, source_bytes, target_bytes, whole_block, prefetch >= 0, members);
+    if (whole_block > 0 && l == block.level) print_whole_block(w, cell, source_bytes, target_bytes, block, prefetch >= 0, members);
     if (unroll && l + 1 == loops)
       w.raw("#if defined(__clang__)\n#pragma unroll " + std::to_string(innermost.extent) + "\n#else\n#pragma GCC unroll " +
             std::to_string(innermost.extent) + "\n#endif\n");

@@ -88,7 +88,7 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // an iteration) iterations ahead where that is at most half its extent. Else the lookup's loop, or none
 // (-1). A source
 // no loop looks up is prefetched only where the cell copies runs of a line or more (no tile), not in
-// whole blocks (`whole_block_bytes`, cpu.cpp's whole_block_bytes) of kNearestPrefetchBytes or more
+// whole blocks (`whole_block_bytes`, cpu.cpp's whole_block) of kNearestPrefetchBytes or more
 // (kv_stream_copy reads such a block's pages in several streams itself), and not in 2 to kMostStreams
 // page-long read streams at once (streams_along), which the hardware prefetcher follows. Where a loop
 // inside the one so found (or inside the lookup's, when none is) picks the source's tensor instance by

@@ -1068,6 +1068,24 @@ TEST_CASE("the kernel tests see a whole-block copy: a kernel that copies a block
   check_controls(c, true, 40);
 }
 
+TEST_CASE("a FlashInfer page copied whole past its kv and head loops moves the oracle's bytes, and a page copy a head short is caught",
+          "[emit][kernels]") {
+  // Control for the whole block taking in the loops around it (emit/cpu.cpp, whole_block): FlashInfer's HND
+  // page holds K and V of every head in one span on both sides of flashinfer-hnd -> flashinfer072-hnd (4 KiB
+  // on the small cache: 2 x 4 heads x 16 tokens x 16 dims), so a page whose 16 tokens are all moved is one
+  // copy (four pages at a time), and the page num_tokens cuts is copied run by run. The broken kernel
+  // copies each whole page one head's 512-byte block short, so the last head's value block stays unwritten.
+  ControlKernels c = control_kernels("flashinfer-hnd", "flashinfer072-hnd", "whole_pages", "pages_a_head_short");
+  std::size_t replaced = 0;
+  for (const auto& [whole, short_copy] : {std::pair<std::string, std::string>{"kv_stream_copy4<4096>(", "kv_stream_copy4<3584>("},
+                                          {"kv_copy<4096>(pT + oT1 * 2, pS + oS1 * 2)", "kv_copy<3584>(pT + oT1 * 2, pS + oS1 * 2)"},
+                                          {"kv_stream_copy<4096>(kv_block_to[b]", "kv_stream_copy<3584>(kv_block_to[b]"}})
+    for (std::size_t k = c.broken.find(whole); k != std::string::npos; k = c.broken.find(whole, k + 1), ++replaced)
+      c.broken.replace(k, whole.size(), short_copy);
+  REQUIRE(replaced == 6);  // the four-at-a-time copy, the plain copy and the flush, in both instruction-set variants
+  check_controls(c, true, c.cache.params.at("num_tokens"));
+}
+
 TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, and a copy whose last stream skips a line is caught",
           "[emit][kernels]") {
   // Control for kv_stream_copy's runs of pages (8 KiB and more, AVX2, streamed into 32-byte aligned
