@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <utility>
 
 #include "access_replay.hpp"
