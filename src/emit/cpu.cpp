@@ -11,6 +11,7 @@
 #include "emit/pass_alignment.hpp"
 #include "emit/run_pairs.hpp"
 #include "emit/sibling_cells.hpp"
+#include "emit/slot_stage.hpp"
 #include "emit/source_box.hpp"
 #include "emit/statements.hpp"
 #include "expr/c_print.hpp"
@@ -1499,7 +1500,7 @@ bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>
 
 // The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
 // innermost level; named after that cell.
-void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert,
+void print_cell(CodeWriter& w, const Plan& plan, const layout::BoundLayout& target, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert,
                 const std::string& name_suffix = "") {
   const Cell& cell = plan.cells[static_cast<std::size_t>(group.front().cell)];
   std::vector<RunAddress> members;
@@ -1558,6 +1559,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
   // A staged tile's, or a staged box's, two stage buffers live across the cell's iterations (print_copy and
   // print_box_runs stream a box out while the next is staged).
   const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;
+  // A scatter into single-element slots, staged through slot rows where every token is moved (slot_stage.hpp).
+  const std::optional<SlotStage> slots = slot_stage(cell, plan, target, source_bytes, target_bytes, convert, flat, members.size());
+  if (slots) print_slot_stage_buffers(w);
   for (std::size_t l = 0; l < flat; ++l)
     w.line("const int64_t E" + std::to_string(l) + " = " + extent(cell, cell.loops[l], kInputs) + ";");
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");
@@ -1607,6 +1611,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const std::vector<Sibling>& gro
     statements(static_cast<int>(l), "continue;");
     displacement(l, "E" + std::to_string(l));
   }
+  if (slots) print_slot_stage(w, cell, *slots, [&](int level) { statements(level, "continue;"); });
   // Runs shorter than four lines leave the loop's own instructions, not memory, as the bound at one thread:
   // the innermost loop, when it is short and of fixed extent, is unrolled (measured on vllm-paged-legacy's
   // 16-byte key runs, innermost extent 16: 0.67x -> 0.87x..1.05x of memcpy for the key move alone).
@@ -2022,14 +2027,14 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   auto cpu_order_of = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].cpu_order; };
   auto has_per_cpu_nest = [&](const std::vector<Sibling>& group) { return cpu_order_of(group) != CpuOrder::none; };
   for (const auto& group : groups) {
-    print_cell(w, plan, group, sb, tb, convert);
+    print_cell(w, plan, *p.target_bound, group, sb, tb, convert);
     w.line();
     if (has_off_lines_nest(group)) {
-      print_cell(w, off_lines, group, sb, tb, convert, "_off_lines");
+      print_cell(w, off_lines, *p.target_bound, group, sb, tb, convert, "_off_lines");
       w.line();
     }
     if (has_per_cpu_nest(group)) {
-      print_cell(w, per_cpu, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
+      print_cell(w, per_cpu, *p.target_bound, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
       w.line();
     }
   }
