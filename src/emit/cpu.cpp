@@ -1500,7 +1500,7 @@ bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>
 
 // The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
 // innermost level; named after that cell.
-void print_cell(CodeWriter& w, const Plan& plan, const layout::BoundLayout& target, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert,
+void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert,
                 const std::string& name_suffix = "") {
   const Cell& cell = plan.cells[static_cast<std::size_t>(group.front().cell)];
   std::vector<RunAddress> members;
@@ -1560,8 +1560,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const layout::BoundLayout& targ
   // print_box_runs stream a box out while the next is staged).
   const std::int64_t stage_bytes = tile_stage_bytes > 0 ? tile_stage_bytes : staged_box && staged_runs_pieces(cell, *staged_box) > 0 ? staged_box->bytes : 0;
   // A scatter into single-element slots, staged through slot rows where every token is moved (slot_stage.hpp).
-  const std::optional<SlotStage> slots = slot_stage(cell, plan, target, source_bytes, target_bytes, convert, flat, members.size());
-  if (slots) print_slot_stage_buffers(w);
+  const std::optional<SlotStage> slots = slot_stage(cell, plan, *p.source_bound, *p.target_bound, source_bytes, target_bytes, convert, flat, members.size());
+  if (slots) print_slot_stage_buffers(w, *slots);
   for (std::size_t l = 0; l < flat; ++l)
     w.line("const int64_t E" + std::to_string(l) + " = " + extent(cell, cell.loops[l], kInputs) + ";");
   w.line("const int64_t total = " + std::string(flat == 2 ? "E0 * E1" : "E0") + ";");
@@ -2027,14 +2027,14 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   auto cpu_order_of = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].cpu_order; };
   auto has_per_cpu_nest = [&](const std::vector<Sibling>& group) { return cpu_order_of(group) != CpuOrder::none; };
   for (const auto& group : groups) {
-    print_cell(w, plan, *p.target_bound, group, sb, tb, convert);
+    print_cell(w, plan, p, group, sb, tb, convert);
     w.line();
     if (has_off_lines_nest(group)) {
-      print_cell(w, off_lines, *p.target_bound, group, sb, tb, convert, "_off_lines");
+      print_cell(w, off_lines, p, group, sb, tb, convert, "_off_lines");
       w.line();
     }
     if (has_per_cpu_nest(group)) {
-      print_cell(w, per_cpu, *p.target_bound, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
+      print_cell(w, per_cpu, p, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
       w.line();
     }
   }

@@ -1233,38 +1233,41 @@ TEST_CASE("a slot pool's gathered key rows staged into a legacy block move the o
                                  {"rows_from_swapped_slots", "kv_stage + (token_mod16 * ", "kv_stage + ((token_mod16 ^ 1) * "}});
 }
 
-TEST_CASE("a scatter into llama.cpp's cells staged through slot rows moves the oracle's bytes, and broken slot rows are caught", "[emit][kernels]") {
-  // Out of the legacy cache into llama.cpp's transposed V (emit/slot_stage.hpp): where all 64 tokens are
-  // moved (every cell written once), each block's 32 or 16 dims x 16 tokens go into their tokens' slot
-  // rows, which are then transposed into the target rows; with 37 tokens the nest goes element by
+TEST_CASE("moves into and out of llama.cpp's cells staged through slot rows move the oracle's bytes, and broken slot rows are caught", "[emit][kernels]") {
+  // Between the legacy cache and llama.cpp's transposed V (emit/slot_stage.hpp), where all 64 tokens are
+  // moved: into the cells, each block's 32 or 16 dims x 16 tokens go into their tokens' slot rows, which
+  // are then transposed into the target rows; out of them, the source rows are transposed into the slot
+  // rows and each block's tokens' rows then into its dims. With 37 tokens the nest goes element by
   // element. Streaming is forced. Controls, caught where the rows are staged: two tokens' slots swapped,
-  // the second half of the cells never written out, and the last block never staged (its tokens' cells
-  // then get whatever the buffer held: what a cell no token fills would get, were the staged way taken
-  // with a token not moved).
-  for (const std::int64_t head_size : {std::int64_t{32}, std::int64_t{16}}) {
-    INFO("head_size " << head_size);
-    const StreamingPair pair = streaming_pair("vllm-paged-legacy", "llamacpp-vtrans", {{"head_size", head_size}}, "slot_rows");
-    const std::string code = emit::emit_kernel(pair.proof, pair.options);
-    REQUIRE(code.find("through slot rows of " + std::to_string(head_size) + " dims") != std::string::npos);
-    std::vector<std::string> sources{code};
-    sources.push_back(broken_kernel(pair.proof, pair.options, "slots_swapped", "kv_slot_at[static_cast<size_t>(kv_block * INT64_C(16) + k)]",
-                                    "kv_slot_at[static_cast<size_t>(kv_block * INT64_C(16) + (k ^ 1))]"));
-    sources.push_back(broken_kernel(pair.proof, pair.options, "half_the_cells", "kv_cell < INT64_C(64); kv_cell += 32", "kv_cell < INT64_C(32); kv_cell += 32"));
-    sources.push_back(broken_kernel(pair.proof, pair.options, "last_block_unstaged", "kv_block < INT64_C(4); ++kv_block)", "kv_block < INT64_C(3); ++kv_block)"));
-    test::TempDir dir;
-    test::KernelLibrary library(sources, dir.path().string());
-    auto when_whole = [](std::int64_t n, int) { return n == 64; };
-    check_exact_with_controls(library, pair.source, pair.target, pair.options.name,
-                              {{"slots_swapped", when_whole}, {"half_the_cells", when_whole}, {"last_block_unstaged", when_whole}});
-  }
+  // half the cells never moved between the slot rows and the cells' rows, and the last block never moved
+  // (into the cells, its tokens' cells then get whatever the buffer held: what a cell no token fills would
+  // get, were the staged way taken with a token not moved).
+  for (const auto& [source, target] : {std::pair<std::string, std::string>{"vllm-paged-legacy", "llamacpp-vtrans"}, {"llamacpp-vtrans", "vllm-paged-legacy"}})
+    for (const std::int64_t head_size : {std::int64_t{32}, std::int64_t{16}}) {
+      INFO(source << " -> " << target << ", head_size " << head_size);
+      const StreamingPair pair = streaming_pair(source, target, {{"head_size", head_size}}, "slot_rows");
+      const std::string code = emit::emit_kernel(pair.proof, pair.options);
+      REQUIRE(code.find("through slot rows of " + std::to_string(head_size) + " dims") != std::string::npos);
+      std::vector<std::string> sources{code};
+      sources.push_back(broken_kernel(pair.proof, pair.options, "slots_swapped", "kv_slot_at[static_cast<size_t>(kv_block * INT64_C(16) + k)]",
+                                      "kv_slot_at[static_cast<size_t>(kv_block * INT64_C(16) + (k ^ 1))]"));
+      sources.push_back(broken_kernel(pair.proof, pair.options, "half_the_cells", "kv_cell < INT64_C(64); kv_cell += 32", "kv_cell < INT64_C(32); kv_cell += 32"));
+      sources.push_back(broken_kernel(pair.proof, pair.options, "last_block_unmoved", "kv_block < INT64_C(4); ++kv_block)", "kv_block < INT64_C(3); ++kv_block)"));
+      test::TempDir dir;
+      test::KernelLibrary library(sources, dir.path().string());
+      auto when_whole = [](std::int64_t n, int) { return n == 64; };
+      check_exact_with_controls(library, pair.source, pair.target, pair.options.name,
+                                {{"slots_swapped", when_whole}, {"half_the_cells", when_whole}, {"last_block_unmoved", when_whole}});
+    }
   // Not on the small cache's 67 tokens: not a multiple of 32 cells, nor whole 16-token blocks.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const auto small = spec::load_cache(catalog.find_cache("small").string());
-  const prove::Proof p = prove::prove(spec::load_layout(catalog.find_layout("vllm-paged-legacy").string()),
-                                      spec::load_layout(catalog.find_layout("llamacpp-vtrans").string()), small);
+  const auto legacy = spec::load_layout(catalog.find_layout("vllm-paged-legacy").string());
+  const auto cells = spec::load_layout(catalog.find_layout("llamacpp-vtrans").string());
   emit::EmitOptions o;
   o.name = "no_slot_rows";
-  CHECK(emit::emit_kernel(p, o).find("through slot rows") == std::string::npos);
+  CHECK(emit::emit_kernel(prove::prove(legacy, cells, small), o).find("through slot rows") == std::string::npos);
+  CHECK(emit::emit_kernel(prove::prove(cells, legacy, small), o).find("through slot rows") == std::string::npos);
 }
 
 TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken quarter or box check is caught", "[emit][kernels]") {
