@@ -1,8 +1,12 @@
 #pragma once
 // Indented source text, one statement per line.
+#include <cstdint>
 #include <string>
 
 namespace kvlayout::emit {
+
+// An int64_t constant as printed C: INT64_C(v).
+inline std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
 class CodeWriter {
  public:

@@ -19,8 +19,6 @@
 namespace kvlayout::emit {
 namespace {
 
-std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
-
 const Inputs kInputs{"S", "T", "st", "dt", "n"};
 
 // Where a run is read and written: the nest's own cell, or a member of its sibling group (sibling_cells.hpp),

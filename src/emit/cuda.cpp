@@ -13,8 +13,6 @@
 namespace kvlayout::emit {
 namespace {
 
-std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
-
 const Inputs kInputs{"S", "T", "st", "dt", "n"};
 
 // The widest chunk (16, 8, 4, 2 or 1 bytes) that divides the run and every byte step of both sides, so

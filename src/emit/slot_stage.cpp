@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <string>
 
+#include "emit/code_writer.hpp"
 #include "emit/statements.hpp"
 
 namespace kvlayout::emit {
 
 namespace {
-
-std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
 const Mode& mode_of(const Cell& cell, int m) { return cell.modes[static_cast<std::size_t>(m)]; }
 std::int64_t stride_of(const SideForm& f, int m) { return f.stride[static_cast<std::size_t>(m)]; }
@@ -55,8 +54,8 @@ std::optional<SlotStage> slot_stage(const Cell& cell, const Plan& plan, const la
   if (lane.weight != 1 || block.weight != lane.extent || block.extent * lane.extent != plan.capacity || (lane.extent != 16 && lane.extent != 32))
     return std::nullopt;
   // Which side holds the cells: the one whose only lookup places the token at its cell.
-  s.into_cells = cell.target.atoms.size() == 1 && places_token_in_cells(cell.target, false, plan, target, s.block, s.lane);
-  if (!s.into_cells && !(cell.source.atoms.size() == 1 && places_token_in_cells(cell.source, true, plan, source, s.block, s.lane)))
+  s.into_cells = places_token_in_cells(cell.target, false, plan, target, s.block, s.lane);
+  if (!s.into_cells && !places_token_in_cells(cell.source, true, plan, source, s.block, s.lane))
     return std::nullopt;
   const SideForm &blocks = s.into_cells ? cell.source : cell.target, &cells = s.into_cells ? cell.target : cell.source;
   // Lanes contiguous on the blocks' side and placed on the cells' side by the lookup alone; the block by the

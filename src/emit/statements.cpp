@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "emit/code_writer.hpp"
 #include "expr/c_print.hpp"
 
 namespace kvlayout::emit {
@@ -18,8 +19,6 @@ int level_of(const Cell& cell, const std::vector<int>& modes) {
   for (int m : modes) level = std::max(level, level_of(cell, m));
   return level;
 }
-
-std::string i64(std::int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
 
 // A coordinate's value as C: its low end where it has one digit, plus each digit's term, `digit(m)` giving
 // the digit's C (its variable, or another expression in its place) or "" to leave it out. The one home of
