@@ -14,6 +14,7 @@
 #include "element_scatter.hpp"
 #include "parallel_parts.hpp"
 #include "row_transpose.hpp"
+#include "slot_scatter.hpp"
 #include "stream_copy.hpp"
 
 namespace kvlayout::bench {
@@ -127,6 +128,17 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
                      [this, direction = direction](char* to, const char* from, int threads) {
                        scatter_rows(to, from, bytes_ / kScatterRowBytes, slots_, direction, threads);
                      }});
+  // The same moves staged through slot rows (slot_scatter.hpp), as the kernels move every cell of
+  // llama.cpp's transposed V from and into vLLM's legacy one: the element-by-element pairs' ceiling is the
+  // better of the two ways.
+  for (auto [direction, name] : {std::pair{ScatterDirection::IntoSlots, "into slots"}, std::pair{ScatterDirection::OutOfSlots, "out of slots"}}) {
+    if (layers == 0) break;
+    rows_.push_back({{{"scatter", name}, {"way", "staged through slot rows"}, {"layer_bytes", kChannelRowsLayerBytes}},
+                     std::string("legacy V pages (4 MiB layers, random cells) ") + name + ", staged through 64-byte slot rows",
+                     {"element by element"}, layers * kChannelRowsLayerBytes, [this, direction = direction](char* to, const char* from, int threads) {
+                       scatter_through_slot_rows(to, from, paged_order_, cells_, direction, threads);
+                     }});
+  }
 }
 
 std::vector<std::size_t> PatternSet::serving(const std::string& key) const {

@@ -2,7 +2,8 @@
 // The sweep's access patterns in one place (kvlayout_bench_sweep, --roofline): each a bare loop over the
 // same bytes as a sweep pair, which the pairs of one kind are held against. Random-order chunk copies
 // (what runs cost where they lie), the block transpose (block_transpose.hpp), the row transpose
-// (row_transpose.hpp) and the element scatter (element_scatter.hpp), each way. Every sweep times them all
+// (row_transpose.hpp) and the element scatter (element_scatter.hpp), one by one and staged through slot rows
+// (slot_scatter.hpp), each way. Every sweep times them all
 // once first (phase 0); a pair held against a pattern and under 0.8x memcpy is timed again beside the
 // patterns it is held against, in the same repetitions (relayout_sweep.cpp), so that its distance from
 // them is not the machine's drift between two moments.
@@ -27,7 +28,7 @@ struct PatternRow {
   // where they turn one way, else the better direction. Transposes of gathered rows whose rows are whole
   // lines on both sides (llama.cpp's transposed V) against the row transpose of their direction; those
   // whose tiles turn one way against the block transpose of that way, and any other against the best of
-  // both. The element-by-element moves against the element scatter. The chunk copies serve none (runs are
+  // both. The element-by-element moves against the better of the element scatter's two ways. The chunk copies serve none (runs are
   // held against their own runs replayed, access_replay.hpp).
   std::vector<std::string> keys;
   std::size_t bytes = 0;  // the bytes it moves, from `from` to `to`

@@ -1,6 +1,6 @@
 #pragma once
 // The bench's 16-bit transposes in AVX2 registers, one home for the unpack network the transposing
-// patterns share (block_transpose.cpp, row_transpose.cpp). The same network as the kernels'
+// patterns share (block_transpose.cpp, row_transpose.cpp, slot_scatter.cpp). The same network as the kernels'
 // kv_transpose8x16 (emit/cpu.cpp): the patterns are bare loops of the same arithmetic.
 #include <immintrin.h>
 
@@ -53,12 +53,13 @@ __attribute__((target("avx2"))) inline void put_line(char* line, __m256i low, __
   }
 }
 
-// to[b] + to_at gets element b of from[0..31] + from_at, for b < 32: a 32 x 32 block of 16-bit elements
-// whose rows are placed one by one (gathered), each target row receiving one 64-byte line, streamed
-// (Stream: to[b] + to_at on a line) or stored. As the kernels' kv_transpose_rows_block.
-template <bool Stream>
+// to[b] + to_at gets element b of from[0..31] + from_at, for b < 16 x Pairs: a 32 x 32 block (Pairs 2) or
+// a 32 x 16 one (Pairs 1) of 16-bit elements whose rows are placed one by one (gathered), each target row
+// receiving one 64-byte line, streamed (Stream: to[b] + to_at on a line) or stored. As the kernels'
+// kv_transpose_rows_block.
+template <bool Stream, int Pairs = 2>
 __attribute__((target("avx2"))) inline void transpose_rows32(char* const* to, std::size_t to_at, const char* const* from, std::size_t from_at) {
-  for (int pair = 0; pair < 2; ++pair) {  // target rows 16 pair + b and 16 pair + 8 + b
+  for (int pair = 0; pair < Pairs; ++pair) {  // target rows 16 pair + b and 16 pair + 8 + b
     __m256i c[4][8];
     for (int q = 0; q < 4; ++q) {  // source rows 8 q + a
       __m256i r[8];

@@ -3,7 +3,7 @@
 // permutation of those it reads: the set wires each bare loop to its own orders and byte count). The
 // control shows the permutation check tells a move that writes one element twice. Where each element
 // lands is each pattern's own test (block_transpose_test.cpp, row_transpose_test.cpp,
-// element_scatter_test.cpp).
+// element_scatter_test.cpp, slot_scatter_test.cpp).
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstring>
@@ -62,9 +62,12 @@ TEST_CASE("pattern set: each key the sweep holds pairs against is served by its 
   CHECK(!any_title_has(into_rows, "into random 32 KiB pages"));
   CHECK(titles(set, "transpose, gathered rows (whole lines, target rows gathered)").size() == 2);
   CHECK(titles(set, "transpose, gathered rows").size() == 7);
-  CHECK(titles(set, "element by element").size() == 2);
+  const auto scatter = titles(set, "element by element");
+  CHECK(scatter.size() == 4);
+  CHECK(any_title_has(scatter, "into slots, staged through 64-byte slot rows"));
+  CHECK(any_title_has(scatter, "out of slots, staged through 64-byte slot rows"));
   for (const char* runs : {"runs 256 B .. 2 KiB", "runs >= 2 KiB", "runs < 256 B"}) CHECK(titles(set, runs).empty());
-  CHECK(set.rows().size() == 15);
+  CHECK(set.rows().size() == 17);
 }
 
 TEST_CASE("pattern set: every row moves each element of its bytes once, at one and two threads", "[bench][patterns]") {
