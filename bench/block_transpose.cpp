@@ -27,14 +27,44 @@ __attribute__((target("avx2"))) inline void out_of_token_fastest_step(char* to, 
     }
 }
 
+// Packs: the block as [128 packs][16 tokens] of 16-byte units on the token-fastest side, [16 tokens][128
+// packs] on the other. Step q moves packs 4 q .. 4 q + 3: a kilobyte of the token-fastest side, one 64-byte
+// line of each token's row; two packs of two tokens at a time (two 32-byte loads, two lane permutes).
+constexpr std::size_t kPackBytes = 16, kPacks = kRowBytes / kPackBytes;
+
+// Step q of a block of packs out of token-fastest: packs 4 q .. 4 q + 3 (a kilobyte of the source) into one
+// 64-byte line of each of the 16 token rows of `to`, streamed or stored.
+template <bool Stream>
+__attribute__((target("avx2"))) inline void packs_out_of_token_fastest_step(char* to, const char* from, std::size_t q) {
+  for (std::size_t t = 0; t < kBlockTokens; t += 2) {
+    __m256i line[2][2];  // [token t or t + 1][packs 4 q, 4 q + 1 or 4 q + 2, 4 q + 3]
+    for (std::size_t pair = 0; pair < 2; ++pair) {
+      const std::size_t p = 4 * q + 2 * pair;
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + (p * kBlockTokens + t) * kPackBytes));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + ((p + 1) * kBlockTokens + t) * kPackBytes));
+      line[0][pair] = lane_half(a, b, 0);
+      line[1][pair] = lane_half(a, b, 1);
+    }
+    for (std::size_t u = 0; u < 2; ++u) put_line<Stream>(to + (t + u) * kRowBytes + 64 * q, line[u][0], line[u][1]);
+  }
+}
+
+// One step of a block out of token-fastest, of elements or of packs: a kilobyte of the source into a line
+// of each token's row.
+template <bool Stream>
+__attribute__((target("avx2"))) inline void out_of_token_fastest_any_step(char* to, const char* from, std::size_t step, TransposeUnit unit) {
+  if (unit == TransposeUnit::Pack16) packs_out_of_token_fastest_step<Stream>(to, from, step);
+  else out_of_token_fastest_step<Stream>(to, from, step);
+}
+
 // Step `step` of a block out of token-fastest takes columns 32 g .. 32 g + 31 for this g: the source's 8
 // pages read four at a time, a kilobyte of each in turn (as the kernels' page_interleaved_step). One page
 // after another read 0.68x of memcpy at one thread, this 0.76x (Intel Xeon, streamed straight).
 constexpr std::size_t page_interleaved(std::size_t step) { return (step / 16) * 16 + (step % 4) * 4 + (step / 4) % 4; }
 
 // [1024][16] -> [16][1024], streamed straight into the target, pages four at a time.
-__attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const char* from) {
-  for (std::size_t step = 0; step < kBlockColumns / 32; ++step) out_of_token_fastest_step<true>(to, from, page_interleaved(step));
+__attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const char* from, TransposeUnit unit) {
+  for (std::size_t step = 0; step < kBlockColumns / 32; ++step) out_of_token_fastest_any_step<true>(to, from, page_interleaved(step), unit);
 }
 
 // [1024][16] -> [16][1024] staged, as the kernels' staged boxes (emit/cpu.cpp's print_copy): the block is
@@ -46,11 +76,11 @@ __attribute__((target("avx2"))) void out_of_token_fastest_avx2(char* to, const c
 // 0.59-0.64x / 0.54-0.76x. On an Intel Xeon, one thread, three runs of a copy of this loop: 0.66-0.73x
 // with the pages in order, 0.72-0.79x as now (streamed straight 0.63-0.67x).
 __attribute__((target("avx2"))) void out_of_token_fastest_staged_avx2(char* stage, const char* from, const char* next, char* pending,
-                                                                      const char* staged) {
+                                                                      const char* staged, TransposeUnit unit) {
   for (std::size_t step = 0; step < kBlockColumns / 32; ++step) {
     const std::size_t g = page_interleaved(step);
     for (std::size_t line = 0; line < 1024; line += 64) __builtin_prefetch(next + 1024 * g + line, 0, 1);
-    out_of_token_fastest_step<false>(stage, from, g);
+    out_of_token_fastest_any_step<false>(stage, from, g, unit);
     if (pending != nullptr) stream_copy_avx2(pending + 1024 * step, staged + 1024 * step, 1024);
   }
 }
@@ -70,19 +100,35 @@ __attribute__((target("avx2"))) void into_token_fastest_avx2(char* to, const cha
     }
 }
 
-void transpose_block_portable(char* to, const char* from, TransposeDirection direction) {
+// [16 tokens][128 packs] -> [128 packs][16 tokens], a kilobyte of the target per step, streamed.
+__attribute__((target("avx2"))) void packs_into_token_fastest_avx2(char* to, const char* from) {
+  for (std::size_t q = 0; q < kPacks / 4; ++q)
+    for (std::size_t pair = 0; pair < 2; ++pair) {
+      const std::size_t p = 4 * q + 2 * pair;
+      for (std::size_t t = 0; t < kBlockTokens; t += 2) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + t * kRowBytes + p * kPackBytes));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + (t + 1) * kRowBytes + p * kPackBytes));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(to + (p * kBlockTokens + t) * kPackBytes), lane_half(a, b, 0));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(to + ((p + 1) * kBlockTokens + t) * kPackBytes), lane_half(a, b, 1));
+      }
+    }
+}
+
+// Column c of token t, `unit` bytes: at t x kRowBytes + c x unit on the token-major side, at (c x 16 + t) x
+// unit on the token-fastest side.
+void transpose_block_portable(char* to, const char* from, TransposeDirection direction, std::size_t unit) {
   for (std::size_t t = 0; t < kBlockTokens; ++t)
-    for (std::size_t c = 0; c < kBlockColumns; ++c) {
-      const std::size_t token_major = t * kRowBytes + c * 2, token_fastest = c * kTokenBytes + t * 2;
-      if (direction == TransposeDirection::OutOfTokenFastest) std::memcpy(to + token_major, from + token_fastest, 2);
-      else std::memcpy(to + token_fastest, from + token_major, 2);
+    for (std::size_t c = 0; c < kRowBytes / unit; ++c) {
+      const std::size_t token_major = t * kRowBytes + c * unit, token_fastest = (c * kBlockTokens + t) * unit;
+      if (direction == TransposeDirection::OutOfTokenFastest) std::memcpy(to + token_major, from + token_fastest, unit);
+      else std::memcpy(to + token_fastest, from + token_major, unit);
     }
 }
 
 }  // namespace
 
 void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
-                      TransposeDirection direction, int threads, TransposeWay way) {
+                      TransposeDirection direction, int threads, TransposeWay way, TransposeUnit unit) {
   const bool avx2 = __builtin_cpu_supports("avx2");
   const std::size_t blocks = from_order.size();
   auto part = [&](int p) {
@@ -95,14 +141,16 @@ void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_
       char* t = to + std::size_t{to_order[k]} * kTransposeBlockBytes;
       const char* f = from + std::size_t{from_order[k]} * kTransposeBlockBytes;
       if (!avx2) {
-        transpose_block_portable(t, f, direction);
+        transpose_block_portable(t, f, direction, unit == TransposeUnit::Pack16 ? kPackBytes : 2);
+      } else if (unit == TransposeUnit::Pack16 && direction == TransposeDirection::IntoTokenFastest) {
+        packs_into_token_fastest_avx2(t, f);
       } else if (direction == TransposeDirection::OutOfTokenFastest && way == TransposeWay::Staged) {
         const char* next = k + 1 < end ? from + std::size_t{from_order[k + 1]} * kTransposeBlockBytes : f;
-        out_of_token_fastest_staged_avx2(stages[half], f, next, pending, stages[half ^ 1]);
+        out_of_token_fastest_staged_avx2(stages[half], f, next, pending, stages[half ^ 1], unit);
         pending = t;
         half ^= 1;
       } else if (direction == TransposeDirection::OutOfTokenFastest) {
-        out_of_token_fastest_avx2(t, f);
+        out_of_token_fastest_avx2(t, f, unit);
       } else {
         into_token_fastest_avx2(t, f);
       }

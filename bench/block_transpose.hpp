@@ -30,12 +30,18 @@ enum class TransposeDirection {
 // The blocks into token-fastest write a whole kilobyte of their target per step, and are always streamed.
 enum class TransposeWay { Streamed, Staged };
 
+// What is transposed: 2-byte elements (vLLM's legacy value cache: a column is one dim), or 16-byte packs
+// of 8 elements (its key cache, [head][dim / 8][16 tokens][8]: a column is one pack, 128 of them per
+// token). Packs take the same ways as elements, a step being a kilobyte of the token-fastest side either way.
+enum class TransposeUnit { Element, Pack16 };
+
 // Block k of the move reads `from` at block from_order[k] and writes `to` at block to_order[k], the blocks
 // split evenly across `threads`. AVX2 where the CPU has it (8 x 16 unpack networks, whole 64-byte target
 // lines streamed, as the kernels' kv_transpose_lines16 / kv_transpose_columns16), element by element
 // otherwise.
 // @pre from and to 64-byte aligned; from_order and to_order of equal length, their entries in range.
 void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
-                      TransposeDirection direction, int threads, TransposeWay way = TransposeWay::Streamed);
+                      TransposeDirection direction, int threads, TransposeWay way = TransposeWay::Streamed,
+                      TransposeUnit unit = TransposeUnit::Element);
 
 }  // namespace kvlayout::bench

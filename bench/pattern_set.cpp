@@ -86,15 +86,26 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
     TransposeWay way;
     const char* name;
   };
-  for (const BlockTranspose& b : {BlockTranspose{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, "out of token-fastest"},
-                                   BlockTranspose{TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, "out of token-fastest"},
-                                   BlockTranspose{TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, "into token-fastest"}}) {
+  const BlockTranspose blocks[] = {{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, "out of token-fastest"},
+                                   {TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, "out of token-fastest"},
+                                   {TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, "into token-fastest"}};
+  for (const BlockTranspose& b : blocks) {
     const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
     std::vector<std::string> keys;
     for (const char* kind : {"transpose", "transpose, gathered rows"}) keys.insert(keys.end(), {kind, ceiling_key(kind, b.name)});
     rows_.push_back({{{"transpose", b.name}, {"way", way}, {"block_bytes", kTransposeBlockBytes}},
                      std::string("32 KiB blocks transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides", keys, bytes,
                      [this, b](char* to, const char* from, int threads) { transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way); }});
+  }
+  // The pack transposes' pattern: the same blocks as [128 packs][16 tokens] of 16-byte packs (vLLM's legacy
+  // key cache) against [16 tokens][128 packs], each way, streamed.
+  for (const BlockTranspose& b : blocks) {
+    const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
+    rows_.push_back({{{"transpose", b.name}, {"way", way}, {"unit", "16-byte packs"}, {"block_bytes", kTransposeBlockBytes}},
+                     std::string("32 KiB blocks of 16-byte packs transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides",
+                     {ceiling_key("transpose, packs", b.name)}, bytes, [this, b](char* to, const char* from, int threads) {
+                       transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way, TransposeUnit::Pack16);
+                     }});
   }
   // The gathered-row transposes' pattern (row_transpose.hpp): llama.cpp's transposed V, a layer per 4 MiB
   // (the block transpose's order of 32 KiB units is a random block table per layer), each way, straight as

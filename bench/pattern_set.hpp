@@ -3,7 +3,7 @@
 // same bytes as a sweep pair, which the pairs of one kind are held against. Random-order chunk copies
 // (what runs cost where they lie), the block transpose (block_transpose.hpp), the row transpose
 // (row_transpose.hpp) and the element scatter (element_scatter.hpp), one by one and staged through slot rows
-// (slot_scatter.hpp), each way. Every sweep times them all
+// (slot_scatter.hpp), each way, and the block transpose of 16-byte packs. Every sweep times them all
 // once first (phase 0); a pair held against a pattern and under 0.8x memcpy is timed again beside the
 // patterns it is held against, in the same repetitions (relayout_sweep.cpp), so that its distance from
 // them is not the machine's drift between two moments.
@@ -17,8 +17,9 @@
 
 namespace kvlayout::bench {
 
-// The key a pair's ceiling goes by: its kind (move_kind), with the way a transpose turns (transpose_turn)
-// in brackets where it turns one way, e.g. "transpose (out of token-fastest)".
+// The key a ceiling goes by: a pair's kind (move_kind), or a cell's (16-byte packs: "transpose, packs"),
+// with the way it turns (transpose_turn, pack_turn) in brackets where it turns one way, e.g. "transpose (out
+// of token-fastest)".
 std::string ceiling_key(const std::string& kind, const std::string& turn);
 
 struct PatternRow {
@@ -28,8 +29,11 @@ struct PatternRow {
   // where they turn one way, else the better direction. Transposes of gathered rows whose rows are whole
   // lines on both sides (llama.cpp's transposed V) against the row transpose of their direction; those
   // whose tiles turn one way against the block transpose of that way, and any other against the best of
-  // both. The element-by-element moves against the better of the element scatter's two ways. The chunk copies serve none (runs are
-  // held against their own runs replayed, access_replay.hpp).
+  // both. The element-by-element moves against the best of the element scatter's rows (one by one and
+  // staged through slot rows, each way). A cell of 16-byte packs transposed (the legacy key cache, whatever
+  // the pair's kind: relayout_sweep.cpp's ceiling_shares) against the pack transpose of its way
+  // ("transpose, packs (...)"). The chunk copies serve none (runs are held against their own runs
+  // replayed, access_replay.hpp).
   std::vector<std::string> keys;
   std::size_t bytes = 0;  // the bytes it moves, from `from` to `to`
   std::function<void(char* to, const char* from, int threads)> move;

@@ -201,7 +201,9 @@ struct Pair {
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
   bool headline = false;
-  double pattern_share = 1;  // of the moved elements, the share held against its kind's pattern (pattern_share)
+  // Of the moved elements, the share held against each ceiling key (ceiling_shares): "" is memcpy's.
+  std::map<std::string, double> ceiling_shares;
+  double pattern_share() const { return ceiling_shares.count("") ? 1 - ceiling_shares.at("") : 1; }
 };
 
 struct Timing {
@@ -269,24 +271,46 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
   return turns.size() == 1 ? *turns.begin() : "";
 }
 
-// The share of a plan's moved elements that the roofline holds against its kind's pattern: every cell but
-// those copied in runs of 2 KiB or more, each cell counted at full capacity (every mode's whole extent).
-// The roofline holds the rest against memcpy (RooflineTally): a pair whose K is copied in 2 KiB runs and
-// whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes at the runs' pace. Shorter
-// runs stay with the pattern, as if no faster than it (the legacy key cache's 16-byte packs beside its
-// value tiles; an HND source's 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern
-// reads about the row transpose's ratio): held at memcpy instead, every legacy pair's ceiling would be one
-// its 16-byte runs cannot approach.
-double pattern_share(const emit::Plan& plan, std::int64_t element_bytes) {
-  double all = 0, modelled = 0;
-  for (const emit::Cell& c : plan.cells) {
-    double elements = 1;
-    for (const emit::Mode& m : c.modes) elements *= static_cast<double>(m.extent);
-    all += elements;
-    const bool long_runs = c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048;
-    if (!long_runs) modelled += elements;
+// The way a cell of 16-byte packs turns (vLLM's legacy key cache, [head][dim / 8][16 tokens][8], against a
+// token-major layout): its runs are shorter than 256 bytes and untiled, one loop carries on contiguously
+// after the run in the source and another in the target, and one of the two is a digit of the token:
+// "out of token-fastest" where the source's is (the legacy cache is the source), "into token-fastest" where
+// the target's is. Empty for any other cell.
+std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
+  if (c.tile_target_contiguous >= 0 || c.run_elements < 2 || c.run_elements * element_bytes >= 256) return "";
+  int source_next = -1, target_next = -1;
+  for (int m : c.loops) {
+    if (c.source.stride[static_cast<std::size_t>(m)] == c.run_elements) source_next = m;
+    if (c.target.stride[static_cast<std::size_t>(m)] == c.run_elements) target_next = m;
   }
-  return all > 0 ? modelled / all : 0;
+  if (source_next < 0 || target_next < 0 || source_next == target_next) return "";
+  auto is_token = [&](int m) { return c.modes[static_cast<std::size_t>(m)].coord == plan.token_coord; };
+  if (is_token(source_next) == is_token(target_next)) return "";
+  return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
+}
+
+// Of a plan's moved elements (each cell counted at full capacity: every mode's whole extent), the share the
+// roofline holds against each ceiling key (RooflineTally): cells copied in runs of 2 KiB or more against
+// memcpy (key ""); cells of 16-byte packs transposed against the pack transpose of their turn (pack_turn:
+// the legacy key cache beside its value tiles); every other cell against the pair's own key. A pair whose K
+// is copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes
+// at the runs' pace. Other short runs stay with the pair's pattern, as if no faster than it (an HND
+// source's 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern reads about the
+// row transpose's ratio).
+std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key) {
+  std::map<std::string, double> elements;
+  double all = 0;
+  for (const emit::Cell& c : plan.cells) {
+    double e = 1;
+    for (const emit::Mode& m : c.modes) e *= static_cast<double>(m.extent);
+    all += e;
+    const std::string packs = pack_turn(plan, c, element_bytes);
+    if (c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048) elements[""] += e;
+    else if (!packs.empty()) elements[bench::ceiling_key("transpose, packs", packs)] += e;
+    else elements[pair_key] += e;
+  }
+  for (auto& [key, e] : elements) e = all > 0 ? e / all : 0;
+  return elements;
 }
 
 // Phase 1: every ordered same-content pair of shipped engine layouts that fits the cache and proves EXACT,
@@ -336,7 +360,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
           const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::kCpuPlanOptions);
           p.kind = move_kind(plan, proof.source_bound->element_bytes());
           if (p.kind.rfind("transpose", 0) == 0) p.turn = transpose_turn(plan, proof.source_bound->element_bytes());
-          p.pattern_share = pattern_share(plan, proof.source_bound->element_bytes());
+          p.ceiling_shares = ceiling_shares(plan, proof.source_bound->element_bytes(), bench::ceiling_key(p.kind, p.turn));
           pairs.push_back(std::move(p));
         }
       }
@@ -440,6 +464,7 @@ Replayed measure_replay(const std::function<void(int)>& run_kernel, const layout
 struct BesideTiming {
   double kernel_gibs = 0, memcpy_gibs = 0;
   std::vector<double> pattern_ratios;  // per row (Beside::rows), as a ratio to memcpy
+  std::map<std::string, double> best_by_key;  // the best of the rows serving each ceiling key
   double kernel_ratio() const { return kernel_gibs / memcpy_gibs; }
   double best_pattern() const { return pattern_ratios.empty() ? 0 : *std::max_element(pattern_ratios.begin(), pattern_ratios.end()); }
 };
@@ -483,6 +508,8 @@ Beside measure_beside_patterns(const std::function<void(int)>& run_kernel, const
     t.kernel_gibs = gib / median(kernel_s[threads]);
     t.memcpy_gibs = gib / median(memcpy_s[threads]);
     for (const auto& times : pattern_s[threads]) t.pattern_ratios.push_back(median(memcpy_s[threads]) / median(times));
+    for (std::size_t i = 0; i < out.rows.size(); ++i)
+      for (const std::string& key : set.rows()[out.rows[i]].keys) t.best_by_key[key] = std::max(t.best_by_key[key], t.pattern_ratios[i]);
   }
   return out;
 }
@@ -547,9 +574,12 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, native::RelayoutK
   }
   if (o.roofline && !is_runs(p.kind) && under) {
     // Only rows over the pair's own bytes (the sweep's default size: both are --mib MiB).
-    std::vector<std::size_t> rows;
-    for (std::size_t i : patterns.serving(bench::ceiling_key(p.kind, p.turn)))
-      if (patterns.rows()[i].bytes == bytes) rows.push_back(i);
+    std::set<std::size_t> serving;
+    for (const auto& [key, share] : p.ceiling_shares)
+      if (!key.empty())
+        for (std::size_t i : patterns.serving(key))
+          if (patterns.rows()[i].bytes == bytes) serving.insert(i);
+    std::vector<std::size_t> rows(serving.begin(), serving.end());
     if (!rows.empty()) out.beside = measure_beside_patterns(run_kernel, patterns, std::move(rows), from, to, bytes, o);
     if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
   }
@@ -620,9 +650,9 @@ spec::Json replay_json(const Replayed& r) {
 // measurements disagree: it lies at the threshold within the machine's noise), and counted nowhere else.
 // Otherwise: a pair of runs is bound by where its bytes lie when its own runs replayed are under 0.8x too
 // and the kernel is within 0.9x of that replay, else by the kernel (listed). A transpose or an
-// element-by-element move is held likewise against its ceiling: its kind's pattern (the best row serving
-// its ceiling key, timed beside it; phase 0's figure where it was not) for the share of its elements
-// pattern_share gives it and memcpy for the rest (runs of 2 KiB or more); bound by it when that ceiling is
+// element-by-element move is held likewise against its ceiling: each share of its elements (ceiling_shares)
+// against its key's pattern (the best row serving the key, timed beside it; phase 0's figure where it was
+// not), the runs of 2 KiB or more against memcpy, their times added; bound by it when that ceiling is
 // under 0.8x and the kernel within 0.9x of it (and not above it by kNotACeiling: then the pattern is no
 // ceiling, listed apart); a ceiling under 0.8x is the measured reason that pair cannot reach 0.8x, whatever
 // the kernel's distance from it. A move of none of those kinds is counted not_replayed.
@@ -645,12 +675,10 @@ class RooflineTally {
         tally.kernel_of_replay.push_back(r->kernel_of_replay());
         if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
         else tally.kernel_bound.push_back(name);
-      } else if (ceiling != ceilings_.end() && ceiling->second.count(threads)) {
+      } else if (ceiling != ceilings_.end() && ceiling->second.count(threads) && pair_ceiling(p, b, threads) > 0) {
         Held& held = tally.held[key];
-        // Beside the kernel where it was timed so, else phase 0's pattern against the sweep's own ratio.
-        const double pattern = b != nullptr ? b->best_pattern() : ceiling->second.at(threads);
         const double kernel = b != nullptr ? b->kernel_ratio() : t.ratio;
-        const double pair_ceiling = 1 / (p.pattern_share / pattern + (1 - p.pattern_share));
+        const double pair_ceiling = this->pair_ceiling(p, b, threads);
         const double of_pattern = kernel / pair_ceiling;
         held.timed_beside += b != nullptr;
         held.kernel_of_pattern.push_back(of_pattern);
@@ -662,6 +690,25 @@ class RooflineTally {
         ++tally.not_replayed;
       }
     }
+  }
+  // The pair's ceiling at `threads` as a ratio to memcpy: each ceiling share's time at its key's pattern
+  // (beside the kernel where it was timed so, else phase 0's), memcpy's share at memcpy's; 0 where a key
+  // has no pattern.
+  double pair_ceiling(const Pair& p, const BesideTiming* b, int threads) const {
+    double time = 0;
+    for (const auto& [key, share] : p.ceiling_shares) {
+      if (key.empty()) {
+        time += share;
+        continue;
+      }
+      const auto phase0 = ceilings_.find(key);
+      double pattern = 0;
+      if (b != nullptr && b->best_by_key.count(key)) pattern = b->best_by_key.at(key);
+      else if (phase0 != ceilings_.end() && phase0->second.count(threads)) pattern = phase0->second.at(threads);
+      if (pattern <= 0) return 0;
+      time += share / pattern;
+    }
+    return time > 0 ? 1 / time : 0;
   }
   spec::Json report() const {
     spec::Json out = spec::Json::object();
@@ -686,7 +733,7 @@ class RooflineTally {
                            {"kernel_of_pattern_min", w.front()},
                            {"kernel_of_pattern_median", median(w)}};
         std::printf("roofline %dT: %zu %s under 0.8x twice against their pattern (%.2fx of memcpy in phase 0, %zu timed beside it; with their runs of "
-                    "2 KiB or more at memcpy, ceilings median %.2f), kernel/ceiling min %.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel "
+                    "2 KiB or more at memcpy and their 16-byte packs at the pack transpose, ceilings median %.2f), kernel/ceiling min %.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel "
                     "within 0.9x of it), %zu by the kernel, %zu above it (no ceiling)\n",
                     threads, w.size(), kind.c_str(), ceiling, held.timed_beside, median(c), w.front(), median(w), held.bound_by_pattern,
                     held.kernel_bound.size(), held.above_pattern.size());
@@ -889,7 +936,8 @@ int run_sweep(const Options& o) {
     spec::Json row = {{"cache", p.cache}, {"source", p.source}, {"target", p.target}, {"grade", p.grade},
                       {"tokens", p.tokens}, {"headline", p.headline}, {"kind", p.kind}};
     if (!p.turn.empty()) row["turn"] = p.turn;
-    row["pattern_share"] = p.pattern_share;
+    row["pattern_share"] = p.pattern_share();
+    row["ceiling_shares"] = p.ceiling_shares;
     if (p.same_as >= 0)
       row["same_kernel_as"] = pairs[static_cast<std::size_t>(p.same_as)].source + " -> " + pairs[static_cast<std::size_t>(p.same_as)].target;
     std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));

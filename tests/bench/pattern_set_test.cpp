@@ -67,7 +67,12 @@ TEST_CASE("pattern set: each key the sweep holds pairs against is served by its 
   CHECK(any_title_has(scatter, "into slots, staged through 64-byte slot rows"));
   CHECK(any_title_has(scatter, "out of slots, staged through 64-byte slot rows"));
   for (const char* runs : {"runs 256 B .. 2 KiB", "runs >= 2 KiB", "runs < 256 B"}) CHECK(titles(set, runs).empty());
-  CHECK(set.rows().size() == 17);
+  for (const char* turn : {"out of token-fastest", "into token-fastest"}) {
+    const auto packs = titles(set, bench::ceiling_key("transpose, packs", turn));
+    CHECK(packs.size() == (std::string(turn) == "out of token-fastest" ? 2u : 1u));
+    CHECK(any_title_has(packs, std::string("16-byte packs transposed ") + turn));
+  }
+  CHECK(set.rows().size() == 20);
 }
 
 TEST_CASE("pattern set: every row moves each element of its bytes once, at one and two threads", "[bench][patterns]") {
