@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "access_replay.hpp"
+#include "move_kind.hpp"
 #include "parallel_parts.hpp"
 #include "pattern_set.hpp"
 #include "emit/code_key.hpp"
@@ -233,86 +234,6 @@ bool is_headline(const std::string& s, const std::string& t) {
   return false;
 }
 
-// What bounds a move, from its plan's hardest cell: element by element (a run of one element), a
-// transpose whose rows on one side are placed one by one through a table (gathered rows, e.g. over an
-// inverted table's slots), a transpose (8 x 8 / 16-row tiles), or runs of some size (the shortest run).
-std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
-  std::int64_t shortest = INT64_MAX;
-  bool transpose = false;
-  for (const emit::Cell& c : plan.cells) {
-    if (c.tile_target_rows_gathered || c.tile_source_rows_gathered) return "transpose, gathered rows";
-    transpose = transpose || c.tile_target_contiguous >= 0;
-    shortest = std::min(shortest, c.run_elements * element_bytes);
-  }
-  if (transpose) return "transpose";
-  if (shortest <= element_bytes) return "element by element";
-  if (shortest < 256) return "runs < 256 B";
-  if (shortest < 2048) return "runs 256 B .. 2 KiB";
-  return "runs >= 2 KiB";
-}
-
-// Which transposing pattern a transpose is held against (--roofline): "out of token-fastest" when every
-// tile's source rows (its source-contiguous axis) are shorter than a 64-byte line and its target rows are
-// not (vLLM's legacy value cache, 16 tokens to a row, into a token-major block), "into token-fastest" the
-// other way round (both against the block transpose); "whole lines, source rows gathered" or "..., target
-// rows gathered" when both sides' rows are whole lines and one side's are placed one by one (llama.cpp's
-// transposed V rows, into them and out of them: against the row transpose); empty (held against the best
-// of them all) otherwise, or when the cells differ.
-std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
-  std::set<std::string> turns;
-  for (const emit::Cell& c : plan.cells) {
-    if (c.tile_target_contiguous < 0) continue;
-    const bool short_source = c.tile_source_extent * element_bytes < 64, short_target = c.tile_target_extent * element_bytes < 64;
-    if (short_source != short_target) turns.insert(short_source ? "out of token-fastest" : "into token-fastest");
-    else if (!short_source && c.tile_source_rows_gathered != c.tile_target_rows_gathered)
-      turns.insert(c.tile_source_rows_gathered ? "whole lines, source rows gathered" : "whole lines, target rows gathered");
-    else turns.insert("");
-  }
-  return turns.size() == 1 ? *turns.begin() : "";
-}
-
-// The way a cell of 16-byte packs turns (vLLM's legacy key cache, [head][dim / 8][16 tokens][8], against a
-// token-major layout): its runs are shorter than 256 bytes and untiled, one loop carries on contiguously
-// after the run in the source and another in the target, and one of the two is a digit of the token:
-// "out of token-fastest" where the source's is (the legacy cache is the source), "into token-fastest" where
-// the target's is. Empty for any other cell.
-std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
-  if (c.tile_target_contiguous >= 0 || c.run_elements < 2 || c.run_elements * element_bytes >= 256) return "";
-  int source_next = -1, target_next = -1;
-  for (int m : c.loops) {
-    if (c.source.stride[static_cast<std::size_t>(m)] == c.run_elements) source_next = m;
-    if (c.target.stride[static_cast<std::size_t>(m)] == c.run_elements) target_next = m;
-  }
-  if (source_next < 0 || target_next < 0 || source_next == target_next) return "";
-  auto is_token = [&](int m) { return c.modes[static_cast<std::size_t>(m)].coord == plan.token_coord; };
-  if (is_token(source_next) == is_token(target_next)) return "";
-  return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
-}
-
-// Of a plan's moved elements (each cell counted at full capacity: every mode's whole extent), the share the
-// roofline holds against each ceiling key (RooflineTally): cells copied in runs of 2 KiB or more against
-// memcpy (key ""); cells of 16-byte packs transposed against the pack transpose of their turn (pack_turn:
-// the legacy key cache beside its value tiles); every other cell against the pair's own key. A pair whose K
-// is copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes
-// at the runs' pace. Other short runs stay with the pair's pattern, as if no faster than it (an HND
-// source's 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern reads about the
-// row transpose's ratio).
-std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key) {
-  std::map<std::string, double> elements;
-  double all = 0;
-  for (const emit::Cell& c : plan.cells) {
-    double e = 1;
-    for (const emit::Mode& m : c.modes) e *= static_cast<double>(m.extent);
-    all += e;
-    const std::string packs = pack_turn(plan, c, element_bytes);
-    if (c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048) elements[""] += e;
-    else if (!packs.empty()) elements[bench::ceiling_key("transpose, packs", packs)] += e;
-    else elements[pair_key] += e;
-  }
-  for (auto& [key, e] : elements) e = all > 0 ? e / all : 0;
-  return elements;
-}
-
 // Phase 1: every ordered same-content pair of shipped engine layouts that fits the cache and proves EXACT,
 // with its kernel emitted.
 std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
@@ -358,9 +279,9 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
             p.code.clear();
           }
           const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::kCpuPlanOptions);
-          p.kind = move_kind(plan, proof.source_bound->element_bytes());
-          if (p.kind.rfind("transpose", 0) == 0) p.turn = transpose_turn(plan, proof.source_bound->element_bytes());
-          p.ceiling_shares = ceiling_shares(plan, proof.source_bound->element_bytes(), bench::ceiling_key(p.kind, p.turn));
+          p.kind = bench::move_kind(plan, proof.source_bound->element_bytes());
+          if (p.kind.rfind("transpose", 0) == 0) p.turn = bench::transpose_turn(plan, proof.source_bound->element_bytes());
+          p.ceiling_shares = bench::ceiling_shares(plan, proof.source_bound->element_bytes(), bench::ceiling_key(p.kind, p.turn));
           pairs.push_back(std::move(p));
         }
       }

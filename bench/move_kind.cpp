@@ -1,0 +1,67 @@
+#include "move_kind.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "pattern_set.hpp"
+
+namespace kvlayout::bench {
+
+std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
+  std::int64_t shortest = INT64_MAX;
+  bool transpose = false;
+  for (const emit::Cell& c : plan.cells) {
+    if (c.tile_target_rows_gathered || c.tile_source_rows_gathered) return "transpose, gathered rows";
+    transpose = transpose || c.tile_target_contiguous >= 0;
+    shortest = std::min(shortest, c.run_elements * element_bytes);
+  }
+  if (transpose) return "transpose";
+  if (shortest <= element_bytes) return "element by element";
+  if (shortest < 256) return "runs < 256 B";
+  if (shortest < 2048) return "runs 256 B .. 2 KiB";
+  return "runs >= 2 KiB";
+}
+
+std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
+  std::set<std::string> turns;
+  for (const emit::Cell& c : plan.cells) {
+    if (c.tile_target_contiguous < 0) continue;
+    const bool short_source = c.tile_source_extent * element_bytes < 64, short_target = c.tile_target_extent * element_bytes < 64;
+    if (short_source != short_target) turns.insert(short_source ? "out of token-fastest" : "into token-fastest");
+    else if (!short_source && c.tile_source_rows_gathered != c.tile_target_rows_gathered)
+      turns.insert(c.tile_source_rows_gathered ? "whole lines, source rows gathered" : "whole lines, target rows gathered");
+    else turns.insert("");
+  }
+  return turns.size() == 1 ? *turns.begin() : "";
+}
+
+std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
+  if (c.tile_target_contiguous >= 0 || c.run_elements < 2 || c.run_elements * element_bytes >= 256) return "";
+  int source_next = -1, target_next = -1;
+  for (int m : c.loops) {
+    if (c.source.stride[static_cast<std::size_t>(m)] == c.run_elements) source_next = m;
+    if (c.target.stride[static_cast<std::size_t>(m)] == c.run_elements) target_next = m;
+  }
+  if (source_next < 0 || target_next < 0 || source_next == target_next) return "";
+  auto is_token = [&](int m) { return c.modes[static_cast<std::size_t>(m)].coord == plan.token_coord; };
+  if (is_token(source_next) == is_token(target_next)) return "";
+  return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
+}
+
+std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key) {
+  std::map<std::string, double> elements;
+  double all = 0;
+  for (const emit::Cell& c : plan.cells) {
+    double e = 1;
+    for (const emit::Mode& m : c.modes) e *= static_cast<double>(m.extent);
+    all += e;
+    const std::string packs = pack_turn(plan, c, element_bytes);
+    if (c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048) elements[""] += e;
+    else if (!packs.empty()) elements[ceiling_key("transpose, packs", packs)] += e;
+    else elements[pair_key] += e;
+  }
+  for (auto& [key, e] : elements) e = all > 0 ? e / all : 0;
+  return elements;
+}
+
+}  // namespace kvlayout::bench

@@ -1,0 +1,46 @@
+#pragma once
+// What bounds a sweep pair's move, read from its plan (emit/plan.hpp): the pair's kind and the way it
+// turns, which name the pattern it is held against (pattern_set.hpp's ceiling keys), and the share of its
+// elements each of its cells holds against which ceiling (RooflineTally in relayout_sweep.cpp).
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "emit/plan.hpp"
+
+namespace kvlayout::bench {
+
+// From the plan's hardest cell: "element by element" (a run of one element), "transpose, gathered rows" (a
+// transpose whose rows on one side are placed one by one through a table, e.g. over an inverted table's
+// slots), "transpose" (8 x 8 / 16-row tiles), or runs by the shortest: "runs < 256 B", "runs 256 B ..
+// 2 KiB", "runs >= 2 KiB".
+std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes);
+
+// Which transposing pattern a transpose is held against (--roofline): "out of token-fastest" when every
+// tile's source rows (its source-contiguous axis) are shorter than a 64-byte line and its target rows are
+// not (vLLM's legacy value cache, 16 tokens to a row, into a token-major block), "into token-fastest" the
+// other way round (both against the block transpose); "whole lines, source rows gathered" or "..., target
+// rows gathered" when both sides' rows are whole lines and one side's are placed one by one (llama.cpp's
+// transposed V rows, into them and out of them: against the row transpose); empty (held against the best
+// of them all) otherwise, or when the cells differ.
+std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes);
+
+// The way a cell of 16-byte packs turns (vLLM's legacy key cache, [head][dim / 8][16 tokens][8], against a
+// token-major layout): its runs are shorter than 256 bytes and untiled, one loop carries on contiguously
+// after the run in the source and another in the target, and one of the two is a digit of the token:
+// "out of token-fastest" where the source's is (the legacy cache is the source), "into token-fastest" where
+// the target's is. Empty for any other cell.
+std::string pack_turn(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes);
+
+// Of a plan's moved elements (each cell counted at full capacity: every mode's whole extent), the share the
+// roofline holds against each ceiling key: cells copied in runs of 2 KiB or more against memcpy (key "");
+// cells of 16-byte packs transposed against the pack transpose of their turn ("transpose, packs (...)":
+// the legacy key cache beside its value tiles); every other cell against `pair_key`. A pair whose K is
+// copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes at
+// the runs' pace. Other short runs stay with the pair's pattern, as if no faster than it (an HND source's
+// 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern reads about the row
+// transpose's ratio).
+// @post the shares are positive and add up to 1 (for a plan with cells).
+std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key);
+
+}  // namespace kvlayout::bench

@@ -1,0 +1,81 @@
+// What the sweep's roofline holds a pair against (bench/move_kind.hpp), read from the plans of shipped
+// pairs: the legacy caches' value tiles turn one way and their key packs the same way, each half of the
+// elements held against its own pattern; llama.cpp's transposed V beside a key copied in whole rows holds
+// half its elements at memcpy; a pair of runs has no transpose. The controls: a tiled cell and a cell of
+// long runs are not packs, and the pack turn flips with the move's direction.
+#include <catch2/catch.hpp>
+
+#include "bench/move_kind.hpp"
+#include "bench/pattern_set.hpp"
+#include "emit/plan.hpp"
+#include "layout/bound_layout.hpp"
+#include "spec/catalog.hpp"
+
+using namespace kvlayout;
+
+namespace {
+
+struct Planned {
+  layout::BoundLayout source, target;
+  emit::Plan plan;
+  std::string kind, turn;
+  std::map<std::string, double> shares;
+};
+
+// The plan the sweep makes for source -> target on llama-3.1-8b (emit::kCpuPlanOptions), read as it reads it.
+Planned planned(const std::string& source, const std::string& target) {
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  const auto cache = spec::load_cache(catalog.find_cache("llama-3.1-8b").string());
+  Planned p{layout::bind(spec::load_layout(catalog.find_layout(source).string()), cache, {{"num_tokens", 2048}}),
+            layout::bind(spec::load_layout(catalog.find_layout(target).string()), cache, {{"num_tokens", 2048}}), {}, "", "", {}};
+  p.plan = emit::make_plan(p.source, p.target, emit::kCpuPlanOptions);
+  const std::int64_t element_bytes = p.source.element_bytes();
+  p.kind = bench::move_kind(p.plan, element_bytes);
+  if (p.kind.rfind("transpose", 0) == 0) p.turn = bench::transpose_turn(p.plan, element_bytes);
+  p.shares = bench::ceiling_shares(p.plan, element_bytes, bench::ceiling_key(p.kind, p.turn));
+  return p;
+}
+
+double total(const std::map<std::string, double>& shares) {
+  double sum = 0;
+  for (const auto& [key, share] : shares) sum += share;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("move kind: the legacy cache's value tiles and key packs turn the same way, each half held against its own pattern", "[bench][roofline]") {
+  for (bool out_of : {true, false}) {
+    const std::string turn = out_of ? "out of token-fastest" : "into token-fastest";
+    INFO(turn);
+    const Planned p = out_of ? planned("vllm-paged-legacy", "vllm-flash-nhd") : planned("vllm-flash-nhd", "vllm-paged-legacy");
+    CHECK(p.kind == "transpose");
+    CHECK(p.turn == turn);
+    REQUIRE(p.shares.size() == 2);
+    CHECK(p.shares.at("transpose (" + turn + ")") == Approx(0.5));
+    CHECK(p.shares.at("transpose, packs (" + turn + ")") == Approx(0.5));
+    std::size_t packs = 0, tiles = 0;
+    for (const emit::Cell& c : p.plan.cells) {
+      const std::string pack = bench::pack_turn(p.plan, c, 2);
+      packs += pack == turn;
+      tiles += c.tile_target_contiguous >= 0;
+      if (c.tile_target_contiguous >= 0) CHECK(pack.empty());  // the control: a tiled cell is no pack
+    }
+    CHECK(packs == 1);
+    CHECK(tiles == 1);
+  }
+}
+
+TEST_CASE("move kind: llama.cpp's transposed V beside its key's whole rows holds half the elements at memcpy; runs have no turn", "[bench][roofline]") {
+  const Planned v = planned("vllm-flash-nhd", "llamacpp-vtrans");
+  CHECK(v.kind.rfind("transpose", 0) == 0);
+  REQUIRE(v.shares.count(""));
+  CHECK(v.shares.at("") == Approx(0.5));
+  CHECK(v.shares.at(bench::ceiling_key(v.kind, v.turn)) == Approx(0.5));
+  for (const emit::Cell& c : v.plan.cells) CHECK(bench::pack_turn(v.plan, c, 2).empty());  // the control: long runs and tiles are no packs
+  const Planned r = planned("vllm-flash-nhd", "vllm-flash-hnd");
+  CHECK(r.kind.rfind("runs", 0) == 0);
+  CHECK(r.turn.empty());
+  CHECK(total(r.shares) == Approx(1));
+  CHECK(r.shares.count("transpose, packs (out of token-fastest)") == 0);
+}
