@@ -62,7 +62,7 @@ std::size_t wrong_elements(const std::uint16_t* to, const std::uint16_t* from, c
 }  // namespace
 
 TEST_CASE("block transpose: every block lands transposed where its order says, as 2-byte elements and as 16-byte packs, both ways, streamed "
-          "and staged, one and two threads; neither passes for the other (a control)",
+          "and staged, one and two threads, neither passing for the other (a control)",
           "[bench][transpose]") {
   for (auto unit : {bench::TransposeUnit::Element, bench::TransposeUnit::Pack16})
     for (auto direction : {bench::TransposeDirection::OutOfTokenFastest, bench::TransposeDirection::IntoTokenFastest})

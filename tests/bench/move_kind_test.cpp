@@ -66,7 +66,7 @@ TEST_CASE("move kind: the legacy cache's value tiles and key packs turn the same
   }
 }
 
-TEST_CASE("move kind: llama.cpp's transposed V beside its key's whole rows holds half the elements at memcpy; runs have no turn", "[bench][roofline]") {
+TEST_CASE("move kind: llama.cpp's transposed V beside its key's whole rows holds half the elements at memcpy, and runs have no turn", "[bench][roofline]") {
   const Planned v = planned("vllm-flash-nhd", "llamacpp-vtrans");
   CHECK(v.kind.rfind("transpose", 0) == 0);
   REQUIRE(v.shares.count(""));
