@@ -588,7 +588,8 @@ class RooflineTally {
       const ReplayTiming* r = m.replayed && m.replayed->timings.count(threads) ? &m.replayed->timings.at(threads) : nullptr;
       const BesideTiming* b = m.beside && m.beside->timings.count(threads) ? &m.beside->timings.at(threads) : nullptr;
       const std::string key = bench::ceiling_key(p.kind, p.turn);
-      const auto ceiling = ceilings_.find(key);
+      // 0 where it has none (a pair of runs: those are replayed instead).
+      const double pair_ceiling = this->pair_ceiling(p, b, threads);
       const double again = r != nullptr ? r->kernel_gibs / r->memcpy_gibs : b != nullptr ? b->kernel_ratio() : 0;
       if (again >= 0.8) {
         tally.at_0_8_again.push_back({{"pair", name}, {"ratio", t.ratio}, {"ratio_again", again}});
@@ -596,10 +597,9 @@ class RooflineTally {
         tally.kernel_of_replay.push_back(r->kernel_of_replay());
         if (r->replay_ratio() < 0.8 && r->kernel_of_replay() >= 0.9) ++tally.pattern_bound;
         else tally.kernel_bound.push_back(name);
-      } else if (ceiling != ceilings_.end() && ceiling->second.count(threads) && pair_ceiling(p, b, threads) > 0) {
+      } else if (pair_ceiling > 0) {
         Held& held = tally.held[key];
         const double kernel = b != nullptr ? b->kernel_ratio() : t.ratio;
-        const double pair_ceiling = this->pair_ceiling(p, b, threads);
         const double of_pattern = kernel / pair_ceiling;
         held.timed_beside += b != nullptr;
         held.kernel_of_pattern.push_back(of_pattern);
@@ -614,9 +614,10 @@ class RooflineTally {
   }
   // The pair's ceiling at `threads` as a ratio to memcpy: each ceiling share's time at its key's pattern
   // (beside the kernel where it was timed so, else phase 0's), memcpy's share at memcpy's; 0 where a key
-  // has no pattern.
+  // has no pattern or every share is memcpy's (nothing to hold it against).
   double pair_ceiling(const Pair& p, const BesideTiming* b, int threads) const {
     double time = 0;
+    bool held = false;
     for (const auto& [key, share] : p.ceiling_shares) {
       if (key.empty()) {
         time += share;
@@ -628,8 +629,9 @@ class RooflineTally {
       else if (phase0 != ceilings_.end() && phase0->second.count(threads)) pattern = phase0->second.at(threads);
       if (pattern <= 0) return 0;
       time += share / pattern;
+      held = true;
     }
-    return time > 0 ? 1 / time : 0;
+    return held ? 1 / time : 0;
   }
   spec::Json report() const {
     spec::Json out = spec::Json::object();
@@ -654,8 +656,8 @@ class RooflineTally {
                            {"kernel_of_pattern_min", w.front()},
                            {"kernel_of_pattern_median", median(w)}};
         std::printf("roofline %dT: %zu %s under 0.8x twice against their pattern (%.2fx of memcpy in phase 0, %zu timed beside it; with their runs of "
-                    "2 KiB or more at memcpy and their 16-byte packs at the pack transpose, ceilings median %.2f), kernel/ceiling min %.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel "
-                    "within 0.9x of it), %zu by the kernel, %zu above it (no ceiling)\n",
+                    "2 KiB or more at memcpy and their 16-byte packs at the pack transpose, ceilings median %.2f), kernel/ceiling min "
+                    "%.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel within 0.9x of it), %zu by the kernel, %zu above it (no ceiling)\n",
                     threads, w.size(), kind.c_str(), ceiling, held.timed_beside, median(c), w.front(), median(w), held.bound_by_pattern,
                     held.kernel_bound.size(), held.above_pattern.size());
         for (const std::string& name : held.kernel_bound) std::printf("    kernel-bound %s: %s\n", kind.c_str(), name.c_str());
