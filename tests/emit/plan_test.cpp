@@ -184,6 +184,27 @@ TEST_CASE("16-byte runs into a per-layer target sink the layer loop to just outs
   CHECK(level_of(test::cpu_plan("lmcache-2ltd", "vllm-paged-legacy").cells[0], "layer") == 0);
 }
 
+TEST_CASE("16-byte runs out of a per-layer source hoist the layer loop above a token's packs, each layer's block read whole", "[emit][plan]") {
+  // The legacy key cache's packs into SGLang's page_first host pool (a token's layers together): the
+  // target's order walked four tokens across every layer; the layer now goes above token_mod16, just
+  // inside the source block's table.
+  const emit::Cell hoisted = test::cpu_plan("vllm-paged-legacy", "sglang-host-page-first").cells[0];
+  REQUIRE(hoisted.run_elements == 8);
+  CHECK(level_of(hoisted, "token_div16_mod4") == 1);
+  CHECK(level_of(hoisted, "layer") == 2);
+  CHECK(level_of(hoisted, "token_mod16") == 3);
+  const emit::Cell page_head = test::cpu_plan("vllm-paged-legacy", "sglang-host-page-head").cells[0];
+  CHECK(level_of(page_head, "layer") < level_of(page_head, "token_mod16"));
+  CHECK(level_of(page_head, "token_div16_mod4") < level_of(page_head, "layer"));  // not past the table
+  // Controls: where the loop it would pass steps over whole pieces of the source (Dynamo's blocks, head by
+  // head, 4 KiB each), the layer stays inside the head; the mirror image (into the legacy cache) is phase
+  // 5d's and keeps its layer below the token group.
+  const emit::Cell whole_pieces = test::cpu_plan("vllm-paged-legacy", "dynamo-universal").cells[0];
+  CHECK(level_of(whole_pieces, "head") < level_of(whole_pieces, "layer"));
+  const emit::Cell into_layers = test::cpu_plan("sglang-host-page-first", "vllm-paged-legacy").cells[0];
+  CHECK(level_of(into_layers, "layer") > level_of(into_layers, "token_div16_mod4"));
+}
+
 TEST_CASE("llama.cpp's transposed V is moved over the inverted cell table's slots, and only in the CPU plan", "[emit][plan]") {
   for (const auto& [source, target, inverted_side_is_source] :
        {std::tuple{"llamacpp-vtrans", "vllm-flash-nhd", true}, std::tuple{"vllm-flash-nhd", "llamacpp-vtrans", false}}) {
