@@ -1205,6 +1205,10 @@ template <int ELEMENT>
 // transpose, tested like the rest).
 [[maybe_unused]] static inline void kv_transpose_lines16(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
 #if KV_AVX2
+  if (from_row == 32 && kv_avx512.load(std::memory_order_relaxed)) {
+    kv_transpose_lines16_avx512(to, to_row, from, stream);
+    return;
+  }
   __m256i rows[4][8];
   KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose8x16_registers(from + q * 8 * from_row, from_row, rows[q]);
   KV_UNROLL for (int b = 0; b < 8; ++b) {
@@ -1862,7 +1866,8 @@ namespace {
 // The instruction-set variants every planned kernel carries. The same cells are printed once per variant,
 // in a namespace of their own, and the copy helpers read KV_AVX2 to pick their vector width; the AVX2 one
 // is compiled with the target attribute (GCC's target pragma, Clang's attribute pragma), so the kernel
-// builds with the caller's flags and still runs on a CPU without AVX2.
+// builds with the caller's flags and still runs on a CPU without AVX2. One helper in AVX-512 (its own
+// target attribute, outside both variants) serves the AVX2 variant where the CPU has it (kv_use_avx512).
 const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has it; the baseline (SSE2 on x86-64, portable elsewhere)
 // otherwise, or when the environment says KVLAYOUT_ISA=baseline (the tests run every variant against
 // the byte oracle).
@@ -1875,6 +1880,78 @@ const char* kIsaSelection = R"(// The variant a call runs: AVX2 when the CPU has
   return false;
 #endif
 }
+
+// Whether the AVX2 variant's 16-token transposes take AVX-512 (kv_transpose_lines16_avx512): where the CPU
+// has AVX-512 F and BW, unless the environment says KVLAYOUT_ISA=baseline or =avx2 (the tests run the AVX2
+// variant both ways against the byte oracle).
+[[maybe_unused]] static inline bool kv_use_avx512() {
+#if KV_X86_DISPATCH
+  const char* forced = std::getenv("KVLAYOUT_ISA");
+  if (forced != nullptr && (std::strcmp(forced, "baseline") == 0 || std::strcmp(forced, "avx2") == 0)) return false;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+// Read by kv_transpose_lines16; written by each call (kv_run_part).
+static std::atomic<bool> kv_avx512{false};
+
+#if KV_X86_DISPATCH
+// kv_transpose_lines16 where the 32 source rows are packed 32 bytes apart (a 1 KiB span: 32 channels of a
+// legacy value block's 16 tokens), in AVX-512 registers: each 64-byte load holds two channels' 16 tokens;
+// the 8 x 8 unpack networks of two groups of 16 channels leave a token's even and odd channels in
+// different 128-bit lanes, and one two-source word permute per target line gathers its 32 channels.
+// 64 shuffles per KiB against the AVX2 network's 128, and one 64-byte store per line. Measured on an Intel
+// Xeon (AVX-512 BW, 2 MiB L2): in cache 21.1-21.5 -> 25.4-25.8 GiB/s; vllm-paged-legacy ->
+// vllm-flash-nhd's V alone, 256 MiB, three processes of 7 interleaved repetitions, 1 / 2 threads, ratio
+// over the pair's bytes: 1.22-1.58x / 1.11-1.34x of memcpy -> 1.49-1.68x / 1.53-1.59x; whole pairs,
+// kvlayout_bench_sweep --ab KVLAYOUT_ISA=avx2 over every pair into or out of vllm-paged-legacy (one process):
+// the 26 kernels that call it 1.03x / 1.03x as fast at median (0.95-1.12x / 0.96-1.20x), the 28 that do not
+// 1.00x / 1.00x.
+// GCC 12's own AVX-512 unpack intrinsics pass _mm512_undefined_epi32() (a self-initialised variable) as the
+// masked-off source, which -Wuninitialized reports at -O2 in every caller.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx512(char* to, int64_t to_row, const char* from, bool stream) {
+  __m512i c[2][8];  // c[g][k]: lane 0 token k, channels 16 g + 0, 2, .., 14; lane 1 token 8 + k, even; lanes 2, 3 odd
+  KV_UNROLL for (int g = 0; g < 2; ++g) {
+    __m512i r[8], t[8], u[8];
+    KV_UNROLL for (int a = 0; a < 8; ++a) r[a] = _mm512_loadu_si512(from + (8 * g + a) * 64);
+    KV_UNROLL for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    KV_UNROLL for (int i = 0; i < 2; ++i)
+      KV_UNROLL for (int j = 0; j < 2; ++j) {
+        u[4 * i + 2 * j] = _mm512_unpacklo_epi32(t[4 * i + j], t[4 * i + j + 2]);
+        u[4 * i + 2 * j + 1] = _mm512_unpackhi_epi32(t[4 * i + j], t[4 * i + j + 2]);
+      }
+    KV_UNROLL for (int i = 0; i < 4; ++i) {
+      c[g][2 * i] = _mm512_unpacklo_epi64(u[i], u[i + 4]);
+      c[g][2 * i + 1] = _mm512_unpackhi_epi64(u[i], u[i + 4]);
+    }
+  }
+  // Target word w is channel w: from c[w / 16], lane 2 (w % 2) (+ 1 for tokens 8..15), word (w % 16) / 2.
+  alignas(64) static const uint16_t first_tokens[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                                        32, 48, 33, 49, 34, 50, 35, 51, 36, 52, 37, 53, 38, 54, 39, 55};
+  alignas(64) static const uint16_t last_tokens[32] = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
+                                                       40, 56, 41, 57, 42, 58, 43, 59, 44, 60, 45, 61, 46, 62, 47, 63};
+  const __m512i first = _mm512_load_si512(first_tokens), last = _mm512_load_si512(last_tokens);
+  KV_UNROLL for (int k = 0; k < 8; ++k)
+    KV_UNROLL for (int half = 0; half < 2; ++half) {
+      char* line = to + (k + 8 * half) * to_row;
+      const __m512i words = _mm512_permutex2var_epi16(c[0][k], half == 0 ? first : last, c[1][k]);
+      if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), words);
+      else _mm512_storeu_si512(line, words);
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
 
 // A choice that measured differently on Intel and AMD CPUs (or alike, where the environment should still
 // be able to force it): `on_amd` on AMD, `elsewhere` on any other CPU (and off x86), unless the
@@ -2081,8 +2158,9 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
-  w.line("// The variant and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted, kv_reads_by_source_wanted,");
-  w.line("// kv_instance_groups_wanted, kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
+  w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted,");
+  w.line("// kv_reads_by_source_wanted, kv_instance_groups_wanted, kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted)");
+  w.line("// this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
@@ -2090,6 +2168,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
+  w.line("kv_avx512.store(kv_use_avx512(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");
   w.line("#endif");

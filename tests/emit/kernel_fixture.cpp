@@ -22,7 +22,9 @@ std::vector<std::string> isa_variants() {
   // ASan checks nothing new (the instrumented oracle and generator run once per kernel either way).
   if (const char* only = std::getenv("KVLAYOUT_TEST_ISA_VARIANTS"); only != nullptr && std::string(only) == "baseline") return out;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (__builtin_cpu_supports("avx2")) out.push_back("avx2");
+  if (__builtin_cpu_supports("avx2")) out.push_back("avx2");  // the AVX2 variant alone (KVLAYOUT_ISA=avx2)
+  // The AVX2 variant with its AVX-512 transposes (kv_use_avx512 in emit/cpu.cpp), where the CPU has them.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) out.push_back("avx512");
 #endif
   return out;
 }

@@ -22,7 +22,8 @@ class KernelLibrary : public native::KernelLibrary {
 };
 
 // The instruction-set variants an emitted CPU kernel carries that this CPU runs: "baseline" always, "avx2"
-// when the CPU has it. Tests run each kernel under every one.
+// when the CPU has it, "avx512" (the AVX2 variant with its AVX-512 transposes) when it has AVX-512 F and
+// BW too. Tests run each kernel under every one.
 std::vector<std::string> isa_variants();
 // Test one ordered pair of layouts in this many (certificate::in_sample_pair): $KVLAYOUT_TEST_PAIR_SAMPLE when
 // it is above 1, else 1 (every pair).

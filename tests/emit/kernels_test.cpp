@@ -734,6 +734,36 @@ TEST_CASE("the kernel tests run the AVX2 variant: one broken in it alone is caug
   CHECK(test::run_against_oracle(library.find("broken_avx2"), S, T, 2, 64, 1).wrong_bytes > 0);
 }
 
+TEST_CASE("the kernel tests run the AVX-512 transposes: one broken there alone is caught under avx512 and not under avx2", "[emit][kernels]") {
+  // Control for the "avx512" variant of the suite's loops: out of the legacy cache the value box's 16-token
+  // lines (heads of 32 bf16, streaming forced) go through kv_transpose_lines16_avx512; here its two halves'
+  // permutes are swapped, so tokens 0..7 and 8..15 trade places. The AVX2 variant alone (KVLAYOUT_ISA=avx2)
+  // never calls it.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "broken_avx512");
+  std::string code = emit::emit_kernel(pair.proof, pair.options);
+  const std::string permute = "_mm512_permutex2var_epi16(c[0][k], half == 0 ? first : last, c[1][k])";
+  const std::size_t at = code.find(permute);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(code.find(permute, at + 1) == std::string::npos);  // one copy, outside both variants
+  REQUIRE(code.find("if (from_row == 32 && kv_avx512.load(std::memory_order_relaxed))") != std::string::npos);
+  code.replace(at, permute.size(), "_mm512_permutex2var_epi16(c[0][k], half == 0 ? last : first, c[1][k])");
+  test::TempDir dir;
+  test::KernelLibrary library({code}, dir.path().string());
+  if (cpu_has_avx2()) {
+    test::ScopedIsa isa("avx2");
+    CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes == 0);
+  }
+  const auto variants = test::isa_variants();
+  if (std::find(variants.begin(), variants.end(), "avx512") == variants.end()) {
+    WARN("this CPU has no AVX-512 BW: the broken AVX-512 transpose is not run here");
+    test::ScopedIsa isa("baseline");
+    CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes == 0);
+    return;
+  }
+  test::ScopedIsa isa("avx512");
+  CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes > 0);
+}
+
 TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kernel with either wrong is caught", "[emit][kernels]") {
   // Control for the inverted-table cells above: the inverse filled with the wrong token (the mirror image
   // within the tokens moved) must move wrong bytes, and the kernel as emitted none.
@@ -979,8 +1009,9 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes in eit
           CHECK(bad.code == 0);
           return bad.wrong_bytes;
         };
-        // Only the AVX2 copy has the leading store, taken where the target is 16 bytes off 32.
-        const bool leads = variant == "avx2" && shift % 32 == 16;
+        // Only the AVX2 copy has the leading store (the "avx512" variant runs it too), taken where the target
+        // is 16 bytes off 32.
+        const bool leads = variant != "baseline" && shift % 32 == 16;
         const std::int64_t lead_wrong = wrong("lines_off_no_lead");
         CHECK((lead_wrong > 0) == leads);
         lead_caught += lead_wrong > 0;
@@ -994,7 +1025,7 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes in eit
     }
   }
   const auto variants = test::isa_variants();
-  if (std::find(variants.begin(), variants.end(), "avx2") != variants.end()) CHECK(lead_caught == 6);
+  CHECK(lead_caught == 6 * static_cast<int>(std::count_if(variants.begin(), variants.end(), [](const std::string& v) { return v != "baseline"; })));
 }
 
 TEST_CASE("the kernel tests see sparse gathered target rows written whole: a kernel that swaps two source rows is caught", "[emit][kernels]") {
