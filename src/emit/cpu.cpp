@@ -1905,9 +1905,10 @@ static std::atomic<bool> kv_avx512{false};
 // Xeon (AVX-512 BW, 2 MiB L2): in cache 21.1-21.5 -> 25.4-25.8 GiB/s; vllm-paged-legacy ->
 // vllm-flash-nhd's V alone, 256 MiB, three processes of 7 interleaved repetitions, 1 / 2 threads, ratio
 // over the pair's bytes: 1.22-1.58x / 1.11-1.34x of memcpy -> 1.49-1.68x / 1.53-1.59x; whole pairs,
-// kvlayout_bench_sweep --ab KVLAYOUT_ISA=avx2 over every pair into or out of vllm-paged-legacy (one process):
-// the 26 kernels that call it 1.03x / 1.03x as fast at median (0.95-1.12x / 0.96-1.20x), the 28 that do not
-// 1.00x / 1.00x.
+// kvlayout_bench_sweep --ab KVLAYOUT_ISA=avx2 over every pair out of vllm-paged-legacy (three processes of
+// 5 interleaved repetitions): the 26 kernels that call it 1.01-1.03x / 1.01-1.03x as fast at median, each
+// kernel's median 0.96-1.07x / 0.97-1.06x (vllm-flash-nhd 1.03 / 1.06, vllm-packed-nhd 1.04 / 1.02); the
+// kernels into the legacy cache, which do not call it, 1.00x / 1.00x.
 // GCC 12's own AVX-512 unpack intrinsics pass _mm512_undefined_epi32() (a self-initialised variable) as the
 // masked-off source, which -Wuninitialized reports at -O2 in every caller.
 #if defined(__GNUC__) && !defined(__clang__)
