@@ -734,34 +734,47 @@ TEST_CASE("the kernel tests run the AVX2 variant: one broken in it alone is caug
   CHECK(test::run_against_oracle(library.find("broken_avx2"), S, T, 2, 64, 1).wrong_bytes > 0);
 }
 
-TEST_CASE("the kernel tests run the AVX-512 transposes: one broken there alone is caught under avx512 and not under avx2", "[emit][kernels]") {
-  // Control for the "avx512" variant of the suite's loops: out of the legacy cache the value box's 16-token
-  // lines (heads of 32 bf16, streaming forced) go through kv_transpose_lines16_avx512; here its two halves'
-  // permutes are swapped, so tokens 0..7 and 8..15 trade places. The AVX2 variant alone (KVLAYOUT_ISA=avx2)
-  // never calls it.
-  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "broken_avx512");
-  std::string code = emit::emit_kernel(pair.proof, pair.options);
-  const std::string permute = "_mm512_permutex2var_epi16(c[0][k], half == 0 ? first : last, c[1][k])";
-  const std::size_t at = code.find(permute);
-  REQUIRE(at != std::string::npos);
-  REQUIRE(code.find(permute, at + 1) == std::string::npos);  // one copy, outside both variants
-  REQUIRE(code.find("if (from_row == 32 && kv_avx512.load(std::memory_order_relaxed))") != std::string::npos);
-  code.replace(at, permute.size(), "_mm512_permutex2var_epi16(c[0][k], half == 0 ? last : first, c[1][k])");
-  test::TempDir dir;
-  test::KernelLibrary library({code}, dir.path().string());
-  if (cpu_has_avx2()) {
-    test::ScopedIsa isa("avx2");
-    CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes == 0);
-  }
+TEST_CASE("the kernel tests run the AVX-512 transposes: each broken there alone is caught under avx512 and in no other variant", "[emit][kernels]") {
+  // Control for the "avx512" variant of the suite's loops, one per AVX-512 helper. Out of the legacy cache the
+  // value box's 16-token lines (heads of 32 bf16, streaming forced) go through kv_transpose_lines16_avx512:
+  // its two halves' permutes swapped, tokens 0..7 and 8..15 trade places. Into llama.cpp's transposed V the
+  // whole 32 x 32 blocks (64 tokens: two blocks of cells) go through kv_transpose_rows32_avx512: its
+  // unpacks' halves swapped, target rows trade places in pairs. The AVX2 variant alone (KVLAYOUT_ISA=avx2)
+  // calls neither.
+  struct Helper {
+    const char *source, *target, *name, *call, *from, *to;
+    std::map<std::string, std::int64_t> params;
+  };
+  const Helper helpers[] = {
+      {"vllm-paged-legacy", "vllm-flash-nhd", "broken_lines16", "if (from_row == 32 && kv_avx512.load(std::memory_order_relaxed))",
+       "_mm512_permutex2var_epi16(c[0][k], half == 0 ? first : last, c[1][k])", "_mm512_permutex2var_epi16(c[0][k], half == 0 ? last : first, c[1][k])",
+       {{"head_size", 32}}},
+      {"vllm-flash-nhd", "llamacpp-vtrans", "broken_rows32", "if (GROUPS == 4 && bs == 32 && kv_avx512.load(std::memory_order_relaxed))",
+       "half == 0 ? _mm512_unpacklo_epi64(u[i], u[i + 4]) : _mm512_unpackhi_epi64(u[i], u[i + 4])",
+       "half == 0 ? _mm512_unpackhi_epi64(u[i], u[i + 4]) : _mm512_unpacklo_epi64(u[i], u[i + 4])", {}},
+  };
   const auto variants = test::isa_variants();
-  if (std::find(variants.begin(), variants.end(), "avx512") == variants.end()) {
-    WARN("this CPU has no AVX-512 BW: the broken AVX-512 transpose is not run here");
-    test::ScopedIsa isa("baseline");
-    CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes == 0);
-    return;
+  const bool avx512 = std::find(variants.begin(), variants.end(), "avx512") != variants.end();
+  if (!avx512) WARN("this CPU has no AVX-512 BW: the broken AVX-512 transposes are not run here");
+  for (const Helper& h : helpers) {
+    INFO(h.name);
+    const StreamingPair pair = streaming_pair(h.source, h.target, h.params, h.name);
+    std::string code = emit::emit_kernel(pair.proof, pair.options);
+    const std::size_t at = code.find(h.from);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(code.find(h.from, at + 1) == std::string::npos);  // one copy, outside both variants
+    REQUIRE(code.find(h.call) != std::string::npos);
+    code.replace(at, std::string(h.from).size(), h.to);
+    test::TempDir dir;
+    test::KernelLibrary library({code}, dir.path().string());
+    for (const std::string& variant : variants) {
+      INFO(variant << " variant");
+      test::ScopedIsa isa(variant);
+      const test::KernelRun run = test::run_against_oracle(library.find(h.name), pair.source, pair.target, 2, 64, 1);
+      CHECK(run.code == 0);
+      CHECK((run.wrong_bytes > 0) == (variant == "avx512"));
+    }
   }
-  test::ScopedIsa isa("avx512");
-  CHECK(test::run_against_oracle(library.find("broken_avx512"), pair.source, pair.target, 2, 64, 1).wrong_bytes > 0);
 }
 
 TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kernel with either wrong is caught", "[emit][kernels]") {
@@ -794,6 +807,13 @@ TEST_CASE("the kernel tests see an inverted table and its 32 x 32 blocks: a kern
     for (std::size_t k = block.find(transpose); k != std::string::npos; k = block.find(transpose, k + 1), ++replaced)
       block.replace(k, transpose.size(), transpose + " " + zero);
   REQUIRE(replaced == 4);  // the block helper of both instruction-set variants carries both paths
+  // And the AVX-512 helper the AVX2 variant takes for whole 32 x 32 blocks where the CPU has it (the
+  // "avx512" variant): its first lane-transposed register zeroed.
+  const std::string lanes = "  KV_UNROLL for (int L = 0; L < 4; ++L) {  // target rows 8 L .. 8 L + 7";
+  const std::size_t lanes_at = block.find(lanes);
+  REQUIRE(lanes_at != std::string::npos);
+  REQUIRE(block.find(lanes, lanes_at + 1) == std::string::npos);
+  block.insert(lanes_at, "  d[0][0] = _mm512_setzero_si512();\n");
   test::TempDir dir;
   test::KernelLibrary library({code, broken, block}, dir.path().string());
   const auto S = enumerate::enumerate_layout(source, cache), T = enumerate::enumerate_layout(target, cache);
