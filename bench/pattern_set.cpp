@@ -118,9 +118,10 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
   std::shuffle(cells_.begin(), cells_.end(), std::mt19937_64(kContextTokens));
   for (auto [direction, name] : {std::pair{RowTransposeDirection::IntoChannelRows, "whole lines, source rows gathered"},
                                  std::pair{RowTransposeDirection::OutOfChannelRows, "whole lines, target rows gathered"}})
-    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::Staged}) {
+    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::Staged, RowTransposeWay::StraightAvx512}) {
       if (layers == 0) break;
-      const char* way_name = way == RowTransposeWay::Staged ? "staged" : "straight";
+      if (way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) continue;
+      const char* way_name = way == RowTransposeWay::Staged ? "staged" : way == RowTransposeWay::StraightAvx512 ? "straight, AVX-512" : "straight";
       const bool into = direction == RowTransposeDirection::IntoChannelRows;
       rows_.push_back({{{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", kChannelRowsLayerBytes}},
                        std::string("llama.cpp's V rows (4 MiB layers, random cells) transposed ") + (into ? "from" : "into") + " random 32 KiB pages, " + way_name,

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <stdexcept>
 #include "parallel_parts.hpp"
 #include "stream_copy.hpp"
 #include "transpose16.hpp"
@@ -20,26 +21,31 @@ struct LayerRows {
   std::vector<char*> token, channel;
 };
 
+// A streamed 32 x 32 block transpose: transpose_rows32<true> (AVX2) or transpose_rows32_avx512<true>.
+using BlockTranspose = void (*)(char* const*, std::size_t, const char* const*, std::size_t);
+
 // Into channel rows, straight: 32 token rows at a time, read whole in 32 x 32 blocks, each channel row
 // receiving one streamed line per block; the next 32 token rows prefetched a line at a time beside the
 // blocks (the kernels' read_gathered_rows_whole with dense rows).
-__attribute__((target("avx2"))) void into_channel_rows_straight(const LayerRows& rows) {
+template <BlockTranspose Transpose>
+void into_channel_rows_straight(const LayerRows& rows) {
   for (std::size_t t0 = 0; t0 < kContextTokens; t0 += 32)
     for (std::size_t c0 = 0; c0 < kChannels; c0 += 32) {
       if (t0 + 32 < kContextTokens)
         for (std::size_t r = t0 + 32; r < t0 + 64; ++r) __builtin_prefetch(rows.token[r] + c0 * 2, 0, 1);
-      transpose_rows32<true>(rows.channel.data() + c0, t0 * 2, rows.token.data() + t0, c0 * 2);
+      Transpose(rows.channel.data() + c0, t0 * 2, rows.token.data() + t0, c0 * 2);
     }
 }
 
 // Out of channel rows, straight: 32 channel rows at a time over all the tokens, each token row receiving
 // one streamed line per block; the channel rows' next line prefetched (the kernels' gathered target rows).
-__attribute__((target("avx2"))) void out_of_channel_rows_straight(const LayerRows& rows) {
+template <BlockTranspose Transpose>
+void out_of_channel_rows_straight(const LayerRows& rows) {
   for (std::size_t c0 = 0; c0 < kChannels; c0 += 32)
     for (std::size_t t0 = 0; t0 < kContextTokens; t0 += 32) {
       if (t0 + 32 < kContextTokens)
         for (std::size_t r = c0; r < c0 + 32; ++r) __builtin_prefetch(rows.channel[r] + (t0 + 32) * 2, 0, 1);
-      transpose_rows32<true>(rows.token.data() + t0, c0 * 2, rows.channel.data() + c0, t0 * 2);
+      Transpose(rows.token.data() + t0, c0 * 2, rows.channel.data() + c0, t0 * 2);
     }
 }
 
@@ -67,8 +73,11 @@ void layer_portable(const LayerRows& rows, RowTransposeDirection direction) {
 
 }  // namespace
 
+bool cpu_has_avx512bw() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+
 void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, const std::vector<std::uint32_t>& cells,
                     RowTransposeDirection direction, int threads, RowTransposeWay way) {
+  if (way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) throw std::invalid_argument("transpose_rows: this CPU has no AVX-512 BW");
   const bool avx2 = __builtin_cpu_supports("avx2");
   const bool into = direction == RowTransposeDirection::IntoChannelRows;
   char* const paged = into ? const_cast<char*>(from) : to;  // read only where it is the source
@@ -84,8 +93,10 @@ void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>
       if (!avx2) layer_portable(rows, direction);
       else if (way == RowTransposeWay::Staged && into) staged(rows.channel.data(), kChannels, rows.token.data(), kContextTokens);
       else if (way == RowTransposeWay::Staged) staged(rows.token.data(), kContextTokens, rows.channel.data(), kChannels);
-      else if (into) into_channel_rows_straight(rows);
-      else out_of_channel_rows_straight(rows);
+      else if (way == RowTransposeWay::StraightAvx512 && into) into_channel_rows_straight<transpose_rows32_avx512<true>>(rows);
+      else if (way == RowTransposeWay::StraightAvx512) out_of_channel_rows_straight<transpose_rows32_avx512<true>>(rows);
+      else if (into) into_channel_rows_straight<transpose_rows32<true>>(rows);
+      else out_of_channel_rows_straight<transpose_rows32<true>>(rows);
     }
     _mm_sfence();
   };

@@ -28,8 +28,13 @@ enum class RowTransposeDirection {
 // 32 token rows at a time read whole, the next 32 prefetched a line at a time, out of them 32 channel rows
 // at a time over all the tokens. Staged: bands of 256 rows on the side read, each band's blocks transposed
 // into a 16 KiB stage in the first-level cache and each of the 32 target rows then written one 512-byte
-// burst. Which is better depends on the CPU (bench/README.md).
-enum class RowTransposeWay { Straight, Staged };
+// burst. Which is better depends on the CPU (bench/README.md). StraightAvx512: straight, each 32 x 32 block
+// in AVX-512 registers (the kernels' kv_transpose_rows32_avx512, taken where the CPU has AVX-512 F and BW);
+// only where the CPU has them (cpu_has_avx512bw).
+enum class RowTransposeWay { Straight, Staged, StraightAvx512 };
+
+// Whether this CPU runs RowTransposeWay::StraightAvx512 (AVX-512 F and BW).
+bool cpu_has_avx512bw();
 
 // Layer l (of `paged_order.size() / kPagesPerLayer`) moves between the channel rows at
 // l x kChannelRowsLayerBytes of its side and the pages paged_order[l x kPagesPerLayer + k] (its tokens
@@ -37,7 +42,7 @@ enum class RowTransposeWay { Straight, Staged };
 // cells: the sweep's table is a random permutation, so the paged rows are gathered in a random order, as
 // the kernels gather them). `to` is the channel rows or the pages by `direction`. The layers are split
 // evenly across `threads`. AVX2 where the CPU has it, element by element otherwise.
-// @pre to and from 64-byte aligned; paged_order's size a multiple of kPagesPerLayer, its entries in range;
+// @pre way is StraightAvx512 only where cpu_has_avx512bw(); to and from 64-byte aligned; paged_order's size a multiple of kPagesPerLayer, its entries in range;
 // cells a permutation of 0 .. kContextTokens - 1.
 void transpose_rows(char* to, const char* from, const std::vector<std::uint32_t>& paged_order, const std::vector<std::uint32_t>& cells,
                     RowTransposeDirection direction, int threads, RowTransposeWay way);

@@ -73,4 +73,51 @@ __attribute__((target("avx2"))) inline void transpose_rows32(char* const* to, st
   }
 }
 
+// transpose_rows32's 32 x 32 block (Pairs 2) in AVX-512 registers, as the kernels'
+// kv_transpose_rows32_avx512 (emit/cpu.cpp): each source row's line in one load, the 128-bit lanes of four
+// rows a group apart transposed first, then the 8 x 8 unpack network within the lanes, one 64-byte store
+// per target line. GCC 12's AVX-512 unpack intrinsics trip -Wuninitialized on their own undefined source.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <bool Stream>
+__attribute__((target("avx512f,avx512bw"))) inline void transpose_rows32_avx512(char* const* to, std::size_t to_at, const char* const* from,
+                                                                              std::size_t from_at) {
+  __m512i d[4][8];  // d[lane][a]: 128-bit lane g holds that lane of source row 8 g + a
+  for (int a = 0; a < 8; ++a) {
+    const __m512i r0 = _mm512_loadu_si512(from[a] + from_at), r1 = _mm512_loadu_si512(from[8 + a] + from_at);
+    const __m512i r2 = _mm512_loadu_si512(from[16 + a] + from_at), r3 = _mm512_loadu_si512(from[24 + a] + from_at);
+    const __m512i t0 = _mm512_shuffle_i64x2(r0, r1, 0x44), t1 = _mm512_shuffle_i64x2(r0, r1, 0xEE);
+    const __m512i t2 = _mm512_shuffle_i64x2(r2, r3, 0x44), t3 = _mm512_shuffle_i64x2(r2, r3, 0xEE);
+    d[0][a] = _mm512_shuffle_i64x2(t0, t2, 0x88);
+    d[1][a] = _mm512_shuffle_i64x2(t0, t2, 0xDD);
+    d[2][a] = _mm512_shuffle_i64x2(t1, t3, 0x88);
+    d[3][a] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
+  }
+  for (int lane = 0; lane < 4; ++lane) {  // target rows 8 lane .. 8 lane + 7
+    __m512i t[8], u[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm512_unpacklo_epi16(d[lane][2 * i], d[lane][2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_epi16(d[lane][2 * i], d[lane][2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        u[4 * i + 2 * j] = _mm512_unpacklo_epi32(t[4 * i + j], t[4 * i + j + 2]);
+        u[4 * i + 2 * j + 1] = _mm512_unpackhi_epi32(t[4 * i + j], t[4 * i + j + 2]);
+      }
+    for (int i = 0; i < 4; ++i)
+      for (int half = 0; half < 2; ++half) {
+        const __m512i words = half == 0 ? _mm512_unpacklo_epi64(u[i], u[i + 4]) : _mm512_unpackhi_epi64(u[i], u[i + 4]);
+        char* line = to[8 * lane + 2 * i + half] + to_at;
+        if (Stream) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), words);
+        else _mm512_storeu_si512(line, words);
+      }
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace kvlayout::bench

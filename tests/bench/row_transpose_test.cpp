@@ -17,14 +17,19 @@ std::size_t wrong_elements(test::PagedLayers& b) {
 
 }  // namespace
 
-TEST_CASE("row transpose: every element of llama.cpp's transposed V lands where the definition says, both ways, straight and staged, one and two threads",
+TEST_CASE("row transpose: every element of llama.cpp's transposed V lands where the definition says, both ways, straight (AVX2 and AVX-512) and staged, one and two threads",
           "[bench][transpose]") {
   for (auto direction : {bench::RowTransposeDirection::IntoChannelRows, bench::RowTransposeDirection::OutOfChannelRows})
-    for (auto way : {bench::RowTransposeWay::Straight, bench::RowTransposeWay::Staged})
+    for (auto way : {bench::RowTransposeWay::Straight, bench::RowTransposeWay::Staged, bench::RowTransposeWay::StraightAvx512})
       for (int threads : {1, 2}) {
         const bool into = direction == bench::RowTransposeDirection::IntoChannelRows;
-        INFO((into ? "into" : "out of") << " channel rows, " << (way == bench::RowTransposeWay::Staged ? "staged" : "straight") << ", " << threads
-                                        << " threads");
+        if (way == bench::RowTransposeWay::StraightAvx512 && !bench::cpu_has_avx512bw()) {
+          WARN("this CPU has no AVX-512 BW: the straight way in AVX-512 is not run here");
+          continue;
+        }
+        INFO((into ? "into" : "out of") << " channel rows, "
+                                        << (way == bench::RowTransposeWay::Staged ? "staged" : way == bench::RowTransposeWay::Straight ? "straight" : "straight, AVX-512")
+                                        << ", " << threads << " threads");
         test::PagedLayers b = test::random_paged_layers(2, static_cast<unsigned>(threads) * 31u + into);
         b.fill(into, 7);
         bench::transpose_rows(reinterpret_cast<char*>(into ? b.channel_rows() : b.pages()), reinterpret_cast<const char*>(into ? b.pages() : b.channel_rows()),
