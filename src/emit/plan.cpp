@@ -664,11 +664,11 @@ void sink_target_instance_loop(Cell& cell, std::int64_t element_bytes) {
 
 // Phase 5g, phase 5d's mirror image: runs shorter than a target line out of a per-layer source into a
 // target holding a token's layers together (vLLM's legacy key packs into SGLang's page_first and page_head
-// host pools). The target's order walks a few tokens across every layer,
-// reading a 64-byte slice of each 256-byte piece of 32 source blocks in turn; with the loop that picks the
-// source's tensor hoisted above the loops that step further in the target (up to the first that reads
-// through a table: the block), each layer's block is read whole before the next layer's, and each token's
-// row is still written a layer's piece (whole lines) at a time. Only past loops that interleave with the
+// host pools). The target's order walks a few tokens across every layer, reading a 64-byte slice of each
+// 256-byte piece of 32 source blocks in turn; with the loop that picks the source's tensor hoisted above
+// the loops that step further in the target (up to the first that reads through a table: the block), each
+// layer's block is read whole before the next layer's, and each token's row is still written a layer's
+// piece (whole lines) at a time. Only past loops that interleave with the
 // loops inside it in the source (a smaller source step than one of theirs: a token's packs between a
 // head's): where the loops it would pass step over whole pieces of the source, each layer's piece is read
 // whole either way. kvlayout_bench_sweep --ab-source (the previous order), 256 MiB, 7 interleaved
