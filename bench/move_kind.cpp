@@ -22,14 +22,37 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
   return "runs >= 2 KiB";
 }
 
+namespace {
+
+// Whether the rows of `c`'s tile on one side (its source side where `source`) lie interleaved with another
+// cell's on that side: another cell stores the same tensor of that side at an offset less than one tile row
+// away (vLLM's packed K/V caches, a head's K then its V: the value cell's rows are the 256 bytes after each
+// key row).
+bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) {
+  const emit::SideForm& side = source ? c.source : c.target;
+  const std::int64_t row = source ? c.tile_source_extent : c.tile_target_extent;
+  for (const emit::Cell& other : plan.cells) {
+    if (&other == &c) continue;
+    const emit::SideForm& o = source ? other.source : other.target;
+    const std::int64_t apart = o.constant > side.constant ? o.constant - side.constant : side.constant - o.constant;
+    if (o.tensor == side.tensor && o.view == side.view && apart <= row) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
   std::set<std::string> turns;
   for (const emit::Cell& c : plan.cells) {
     if (c.tile_target_contiguous < 0) continue;
     const bool short_source = c.tile_source_extent * element_bytes < 64, short_target = c.tile_target_extent * element_bytes < 64;
     if (short_source != short_target) turns.insert(short_source ? "out of token-fastest" : "into token-fastest");
-    else if (!short_source && c.tile_source_rows_gathered != c.tile_target_rows_gathered)
-      turns.insert(c.tile_source_rows_gathered ? "whole lines, source rows gathered" : "whole lines, target rows gathered");
+    else if (!short_source && c.tile_source_rows_gathered != c.tile_target_rows_gathered) {
+      const bool source = c.tile_source_rows_gathered;
+      const char* rows = source ? "source rows gathered" : "target rows gathered";
+      turns.insert(std::string(rows_interleaved(plan, c, source) ? "K and V interleaved, " : "whole lines, ") + rows);
+    }
     else turns.insert("");
   }
   return turns.size() == 1 ? *turns.begin() : "";

@@ -21,8 +21,10 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes);
 // not (vLLM's legacy value cache, 16 tokens to a row, into a token-major block), "into token-fastest" the
 // other way round (both against the block transpose); "whole lines, source rows gathered" or "..., target
 // rows gathered" when both sides' rows are whole lines and one side's are placed one by one (llama.cpp's
-// transposed V rows, into them and out of them: against the row transpose); empty (held against the best
-// of them all) otherwise, or when the cells differ.
+// transposed V rows, into them and out of them: against the row transpose), "K and V interleaved, ..."
+// where the gathered side's rows lie between another cell's (vLLM's packed K/V caches, a head's V after its
+// K: against the row transpose over such pages); empty (held against the best of them all) otherwise, or
+// when the cells differ.
 std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes);
 
 // The way a cell of 16-byte packs turns (vLLM's legacy key cache, [head][dim / 8][16 tokens][8], against a

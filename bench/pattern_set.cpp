@@ -130,6 +130,28 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
                          transpose_rows(to, from, paged_order_, cells_, direction, threads, way);
                        }});
     }
+  // The same transposes over pages holding each token's K and V head by head (vLLM's packed K/V caches,
+  // LMCache's packed objects: move_kind's "K and V interleaved"), the K carried to or from its own rows in
+  // the same pass, as a pair moves both; straight only (the staged way, slower here on every CPU measured,
+  // has no such variant).
+  const std::size_t interleaved_layers = bytes / kInterleavedLayerBytes;
+  interleaved_order_ = orders_within_4_mib(bytes / kInterleavedPageBytes, kInterleavedPageBytes).first;
+  interleaved_order_.resize(std::min(interleaved_order_.size(), interleaved_layers * kPagesPerLayer));
+  for (auto [direction, name] : {std::pair{RowTransposeDirection::IntoChannelRows, "K and V interleaved, source rows gathered"},
+                                 std::pair{RowTransposeDirection::OutOfChannelRows, "K and V interleaved, target rows gathered"}})
+    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::StraightAvx512}) {
+      if (interleaved_layers == 0) break;
+      if (way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) continue;
+      const char* way_name = way == RowTransposeWay::StraightAvx512 ? "straight, AVX-512" : "straight";
+      const bool into = direction == RowTransposeDirection::IntoChannelRows;
+      rows_.push_back({{{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", kInterleavedLayerBytes}, {"paged_rows", "K and V interleaved"}},
+                       std::string("llama.cpp's V and K rows (8 MiB layers, random cells) ") + (into ? "from" : "into") +
+                           " random 64 KiB pages of K and V interleaved by head, " + way_name,
+                       {ceiling_key("transpose, gathered rows", name)}, interleaved_layers * kInterleavedLayerBytes,
+                       [this, direction = direction, way](char* to, const char* from, int threads) {
+                         transpose_rows(to, from, interleaved_order_, cells_, direction, threads, way, PagedRows::KeyValueInterleaved);
+                       }});
+    }
   // The element-by-element moves' pattern (element_scatter.hpp): rows of 2048 cells permuted, each way.
   slots_.resize(kScatterRowElements);
   std::iota(slots_.begin(), slots_.end(), 0u);

@@ -55,7 +55,7 @@ class PatternSet {
 
  private:
   std::size_t bytes_;
-  std::vector<std::uint32_t> chunk_from_[3], chunk_to_[3], block_from_, block_to_, paged_order_, cells_, slots_;
+  std::vector<std::uint32_t> chunk_from_[3], chunk_to_[3], block_from_, block_to_, paged_order_, interleaved_order_, cells_, slots_;
   std::vector<PatternRow> rows_;
 };
 

@@ -2,8 +2,11 @@
 // pairs: the legacy caches' value tiles turn one way and their key packs the same way, each half of the
 // elements held against its own pattern; llama.cpp's transposed V beside a key copied in whole rows holds
 // half its elements at memcpy; a pair of runs has no transpose. The controls: a tiled cell and a cell of
-// long runs are not packs, and the pack turn flips with the move's direction.
+// long runs are not packs, and the pack turn flips with the move's direction. llama.cpp's transposed V from
+// or into pages of K and V interleaved by head turns over interleaved rows; a key in its own tensor or a
+// block away leaves whole lines (the controls).
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "bench/move_kind.hpp"
 #include "bench/pattern_set.hpp"
@@ -78,4 +81,25 @@ TEST_CASE("move kind: llama.cpp's transposed V beside its key's whole rows holds
   CHECK(r.turn.empty());
   CHECK(total(r.shares) == Approx(1));
   CHECK(r.shares.count("transpose, packs (out of token-fastest)") == 0);
+}
+
+TEST_CASE("move kind: llama.cpp's transposed V from or into pages of K and V interleaved by head turns over interleaved rows, every element held against it",
+          "[bench][roofline]") {
+  for (const auto& [source, target, turn] : {std::tuple{"vllm033-blnhc", "llamacpp-vtrans", "K and V interleaved, source rows gathered"},
+                                             std::tuple{"lmcache056-packed", "llamacpp-vtrans", "K and V interleaved, source rows gathered"},
+                                             std::tuple{"llamacpp-vtrans", "vllm-packed-nhd", "K and V interleaved, target rows gathered"}}) {
+    INFO(source << " -> " << target);
+    const Planned p = planned(source, target);
+    CHECK(p.kind == "transpose, gathered rows");
+    CHECK(p.turn == turn);
+    // The key's 256-byte pieces are held against the same pattern, which carries them too.
+    REQUIRE(p.shares.size() == 1);
+    CHECK(p.shares.count(bench::ceiling_key(p.kind, p.turn)) == 1);
+  }
+  // The controls: a key in its own tensor (vLLM's flash layout) and one in the same tensor but a whole
+  // block of heads away (FlashInfer's HND pages) leave the V rows whole lines.
+  for (const char* source : {"vllm-flash-nhd", "flashinfer-hnd"}) {
+    INFO(source);
+    CHECK(planned(source, "llamacpp-vtrans").turn == "whole lines, source rows gathered");
+  }
 }

@@ -3,7 +3,8 @@
 // permutation of those it reads: the set wires each bare loop to its own orders and byte count). The
 // control shows the permutation check tells a move that writes one element twice. Where each element
 // lands is each pattern's own test (block_transpose_test.cpp, row_transpose_test.cpp,
-// element_scatter_test.cpp, slot_scatter_test.cpp).
+// element_scatter_test.cpp, slot_scatter_test.cpp). The rows over pages of K and V interleaved take 8 MiB
+// (one such layer), so their own case builds a set that large.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstring>
@@ -104,4 +105,29 @@ TEST_CASE("pattern set: the permutation check tells a move that writes one eleme
   REQUIRE(same_elements(to.data(), from.data(), row.bytes));
   std::memcpy(to.data() + 2, to.data(), 2);  // the first element written over the second
   CHECK(!same_elements(to.data(), from.data(), row.bytes));
+}
+
+TEST_CASE("pattern set: from 8 MiB the K and V interleaved turns are served by their own rows, each moving every element of its bytes once", "[bench][patterns]") {
+  constexpr std::size_t bytes = bench::kInterleavedLayerBytes;
+  const bench::PatternSet set(bytes);
+  const std::size_t row_ways = bench::cpu_has_avx512bw() ? 2 : 1;  // straight, and in AVX-512 where the CPU has it
+  for (const char* turn : {"K and V interleaved, source rows gathered", "K and V interleaved, target rows gathered"}) {
+    INFO(turn);
+    const std::vector<std::size_t> rows = set.serving(bench::ceiling_key("transpose, gathered rows", turn));
+    CHECK(rows.size() == row_ways);
+    Buffer from(bytes), to(bytes);
+    std::mt19937 rng(3);
+    for (std::size_t e = 0; e < bytes / 2; ++e) reinterpret_cast<std::uint16_t*>(from.data())[e] = static_cast<std::uint16_t>(rng());
+    for (std::size_t i : rows) {
+      const bench::PatternRow& row = set.rows()[i];
+      INFO(row.title);
+      CHECK(row.bytes == bytes);
+      std::memset(to.data(), 0, bytes);
+      row.move(to.data(), from.data(), 2);
+      CHECK(same_elements(to.data(), from.data(), row.bytes));
+    }
+  }
+  // The generic key (a transpose of gathered rows with no one turn) is not held against them.
+  CHECK(!any_title_has(titles(set, "transpose, gathered rows"), "K and V interleaved"));
+  CHECK(set.rows().size() == 16 + 2 * (bench::cpu_has_avx512bw() ? 3 : 2) + 2 * row_ways);
 }
