@@ -25,7 +25,7 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
 namespace {
 
 // Whether the rows of `c`'s tile on one side (its source side where `source`) lie interleaved with another
-// cell's on that side: another cell stores the same tensor of that side at an offset less than one tile row
+// cell's on that side: another cell stores the same tensor of that side at an offset at most one tile row
 // away (vLLM's packed K/V caches, a head's K then its V: the value cell's rows are the 256 bytes after each
 // key row).
 bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) {
