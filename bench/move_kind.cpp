@@ -25,9 +25,10 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
 namespace {
 
 // Whether the rows of `c`'s tile on one side (its source side where `source`) lie interleaved with another
-// cell's on that side: another cell stores the same tensor of that side at an offset at most one tile row
-// away (vLLM's packed K/V caches, a head's K then its V: the value cell's rows are the 256 bytes after each
-// key row).
+// cell's on that side: another cell stores the same instances of the same tensor of that side at an offset
+// at most one tile row away (vLLM's packed K/V caches, a head's K then its V: the value cell's rows are the
+// 256 bytes after each key row). Not a tensor whose K and V are different instances (per layer and kv):
+// their offsets coincide in different allocations.
 bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) {
   const emit::SideForm& side = source ? c.source : c.target;
   const std::int64_t row = source ? c.tile_source_extent : c.tile_target_extent;
@@ -35,7 +36,7 @@ bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) 
     if (&other == &c) continue;
     const emit::SideForm& o = source ? other.source : other.target;
     const std::int64_t apart = o.constant > side.constant ? o.constant - side.constant : side.constant - o.constant;
-    if (o.tensor == side.tensor && o.view == side.view && apart <= row) return true;
+    if (o.tensor == side.tensor && o.view == side.view && o.instance_first == side.instance_first && apart <= row) return true;
   }
   return false;
 }

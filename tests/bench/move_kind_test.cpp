@@ -4,7 +4,8 @@
 // half its elements at memcpy; a pair of runs has no transpose. The controls: a tiled cell and a cell of
 // long runs are not packs, and the pack turn flips with the move's direction. llama.cpp's transposed V from
 // or into pages of K and V interleaved by head turns over interleaved rows; a key in its own tensor or a
-// block away leaves whole lines (the controls).
+// block away leaves whole lines (the controls); the rule itself, on an edited plan: the same instances of
+// the same tensor at most a row apart, not other instances (K and V allocated apart) nor farther.
 #include <catch2/catch.hpp>
 #include <tuple>
 
@@ -102,4 +103,27 @@ TEST_CASE("move kind: llama.cpp's transposed V from or into pages of K and V int
     INFO(source);
     CHECK(planned(source, "llamacpp-vtrans").turn == "whole lines, source rows gathered");
   }
+}
+
+TEST_CASE("move kind: rows are interleaved only with another cell's in the same instances of the same tensor, at most one row apart", "[bench][roofline]") {
+  // vllm-flash-nhd -> llamacpp-vtrans: the key cell reads its own tensor. Made to read the value cell's
+  // tensor and instances at the row after it, the turn is interleaved; in other instances of that tensor
+  // (K and V allocated apart, per layer and kv) or more than a row away, it is not.
+  Planned p = planned("vllm-flash-nhd", "llamacpp-vtrans");
+  REQUIRE(p.plan.cells.size() == 2);
+  const bool first_is_tile = p.plan.cells[0].tile_target_contiguous >= 0;
+  emit::Cell& tile = p.plan.cells[first_is_tile ? 0 : 1];
+  emit::Cell& runs = p.plan.cells[first_is_tile ? 1 : 0];
+  REQUIRE(tile.tile_source_rows_gathered);
+  REQUIRE(p.turn == "whole lines, source rows gathered");
+  runs.source.tensor = tile.source.tensor;
+  runs.source.view = tile.source.view;
+  runs.source.instance_first = tile.source.instance_first;
+  runs.source.constant = tile.source.constant + tile.tile_source_extent;
+  CHECK(bench::transpose_turn(p.plan, 2) == "K and V interleaved, source rows gathered");
+  runs.source.instance_first = tile.source.instance_first + 32;
+  CHECK(bench::transpose_turn(p.plan, 2) == "whole lines, source rows gathered");
+  runs.source.instance_first = tile.source.instance_first;
+  runs.source.constant = tile.source.constant + tile.tile_source_extent + 1;
+  CHECK(bench::transpose_turn(p.plan, 2) == "whole lines, source rows gathered");
 }
