@@ -27,9 +27,10 @@ enum class RowTransposeDirection {
 // tokens 32 KiB (kPageBytes). KeyValueInterleaved: its K and V head by head, [8 heads][K 128 dims | V 128
 // dims] (4 KiB), a page 64 KiB (kInterleavedPageBytes), as vLLM's packed K/V caches and LMCache's packed
 // objects hold them; the move then carries the K too, each token's eight 256-byte K pieces to or from a
-// 2 KiB K row at its cell, read or written in the same pass as its V (the V pieces alone are half of each
-// 512 bytes, which the hardware prefetchers fetch whole: measured on an Intel Xeon, 1 thread, the V alone
-// 0.49-0.50x of memcpy of its bytes against 0.63x from dense rows, V and K together 0.65x of theirs).
+// 2 KiB K row at its cell, read or written in the same pass as its V. Read alone, the V pieces (half of
+// each 512 bytes) cost about what the whole rows do, likely because the hardware prefetchers fetch the K
+// lines beside them: measured on an Intel Xeon by a hand-written loop not kept here, 1 thread, the V alone
+// 0.49-0.50x of memcpy of its bytes against 0.63x from dense rows, V and K together 0.65x of theirs.
 enum class PagedRows { ValueRows, KeyValueInterleaved };
 constexpr std::size_t kInterleavedPageBytes = 2 * kPageBytes;
 // A layer's share of the channel side with KeyValueInterleaved: its 1024 channel rows (4 MiB), then its
