@@ -110,48 +110,49 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
   // The gathered-row transposes' pattern (row_transpose.hpp): llama.cpp's transposed V, a layer per 4 MiB
   // (the block transpose's order of 32 KiB units is a random block table per layer), each way, straight as
   // the kernels write it and staged (which is better depends on the CPU). llama.cpp's cells as the sweep's
-  // tables place them: a random permutation of the tokens.
+  // tables place them: a random permutation of the tokens. The same over pages holding each token's K and
+  // V head by head (vLLM's packed K/V caches, LMCache's packed objects: move_kind's "K and V interleaved"),
+  // the K carried to or from its own rows in the same pass, as a pair moves both; straight only (the staged
+  // way, slower here on every CPU measured, has no such variant). Only the V rows serve the generic key.
   const std::size_t layers = bytes / kChannelRowsLayerBytes;
   paged_order_.assign(block_from_.begin(), block_from_.begin() + static_cast<std::ptrdiff_t>(std::min(block_from_.size(), layers * kPagesPerLayer)));
-  cells_.resize(kContextTokens);
-  std::iota(cells_.begin(), cells_.end(), 0u);
-  std::shuffle(cells_.begin(), cells_.end(), std::mt19937_64(kContextTokens));
-  for (auto [direction, name] : {std::pair{RowTransposeDirection::IntoChannelRows, "whole lines, source rows gathered"},
-                                 std::pair{RowTransposeDirection::OutOfChannelRows, "whole lines, target rows gathered"}})
-    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::Staged, RowTransposeWay::StraightAvx512}) {
-      if (layers == 0) break;
-      if (way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) continue;
-      const char* way_name = way == RowTransposeWay::Staged ? "staged" : way == RowTransposeWay::StraightAvx512 ? "straight, AVX-512" : "straight";
-      const bool into = direction == RowTransposeDirection::IntoChannelRows;
-      rows_.push_back({{{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", kChannelRowsLayerBytes}},
-                       std::string("llama.cpp's V rows (4 MiB layers, random cells) transposed ") + (into ? "from" : "into") + " random 32 KiB pages, " + way_name,
-                       {"transpose, gathered rows", ceiling_key("transpose, gathered rows", name)}, layers * kChannelRowsLayerBytes,
-                       [this, direction = direction, way](char* to, const char* from, int threads) {
-                         transpose_rows(to, from, paged_order_, cells_, direction, threads, way);
-                       }});
-    }
-  // The same transposes over pages holding each token's K and V head by head (vLLM's packed K/V caches,
-  // LMCache's packed objects: move_kind's "K and V interleaved"), the K carried to or from its own rows in
-  // the same pass, as a pair moves both; straight only (the staged way, slower here on every CPU measured,
-  // has no such variant).
   const std::size_t interleaved_layers = bytes / kInterleavedLayerBytes;
   interleaved_order_ = orders_within_4_mib(bytes / kInterleavedPageBytes, kInterleavedPageBytes).first;
   interleaved_order_.resize(std::min(interleaved_order_.size(), interleaved_layers * kPagesPerLayer));
-  for (auto [direction, name] : {std::pair{RowTransposeDirection::IntoChannelRows, "K and V interleaved, source rows gathered"},
-                                 std::pair{RowTransposeDirection::OutOfChannelRows, "K and V interleaved, target rows gathered"}})
-    for (auto way : {RowTransposeWay::Straight, RowTransposeWay::StraightAvx512}) {
-      if (interleaved_layers == 0) break;
-      if (way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) continue;
-      const char* way_name = way == RowTransposeWay::StraightAvx512 ? "straight, AVX-512" : "straight";
-      const bool into = direction == RowTransposeDirection::IntoChannelRows;
-      rows_.push_back({{{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", kInterleavedLayerBytes}, {"paged_rows", "K and V interleaved"}},
-                       std::string("llama.cpp's V and K rows (8 MiB layers, random cells) ") + (into ? "from" : "into") +
-                           " random 64 KiB pages of K and V interleaved by head, " + way_name,
-                       {ceiling_key("transpose, gathered rows", name)}, interleaved_layers * kInterleavedLayerBytes,
-                       [this, direction = direction, way](char* to, const char* from, int threads) {
-                         transpose_rows(to, from, interleaved_order_, cells_, direction, threads, way, PagedRows::KeyValueInterleaved);
-                       }});
-    }
+  cells_.resize(kContextTokens);
+  std::iota(cells_.begin(), cells_.end(), 0u);
+  std::shuffle(cells_.begin(), cells_.end(), std::mt19937_64(kContextTokens));
+  struct PagedGeometry {
+    PagedRows paged_rows;
+    const char* turn;  // the turn's words before "source rows gathered" / "target rows gathered"
+    std::size_t layers, layer_bytes;
+    const std::vector<std::uint32_t>* order;
+    const char* moved;  // the title's words before "from" / "into"
+    const char* pages;  // and after them
+  };
+  const PagedGeometry geometries[] = {
+      {PagedRows::ValueRows, "whole lines, ", layers, kChannelRowsLayerBytes, &paged_order_, "llama.cpp's V rows (4 MiB layers, random cells) transposed ",
+       " random 32 KiB pages, "},
+      {PagedRows::KeyValueInterleaved, "K and V interleaved, ", interleaved_layers, kInterleavedLayerBytes, &interleaved_order_,
+       "llama.cpp's V and K rows (8 MiB layers, random cells) ", " random 64 KiB pages of K and V interleaved by head, "}};
+  for (const PagedGeometry& g : geometries)
+    for (const RowTransposeDirection direction : {RowTransposeDirection::IntoChannelRows, RowTransposeDirection::OutOfChannelRows})
+      for (const RowTransposeWay way : {RowTransposeWay::Straight, RowTransposeWay::Staged, RowTransposeWay::StraightAvx512}) {
+        const bool value_rows = g.paged_rows == PagedRows::ValueRows;
+        if (g.layers == 0) break;
+        if ((way == RowTransposeWay::StraightAvx512 && !cpu_has_avx512bw()) || (way == RowTransposeWay::Staged && !value_rows)) continue;
+        const char* way_name = way == RowTransposeWay::Staged ? "staged" : way == RowTransposeWay::StraightAvx512 ? "straight, AVX-512" : "straight";
+        const bool into = direction == RowTransposeDirection::IntoChannelRows;
+        const std::string name = std::string(g.turn) + (into ? "source rows gathered" : "target rows gathered");
+        spec::Json descriptor = {{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", g.layer_bytes}};
+        std::vector<std::string> keys = {ceiling_key("transpose, gathered rows", name)};
+        if (value_rows) keys.insert(keys.begin(), "transpose, gathered rows");
+        else descriptor["paged_rows"] = "K and V interleaved";
+        rows_.push_back({descriptor, g.moved + std::string(into ? "from" : "into") + g.pages + way_name, keys, g.layers * g.layer_bytes,
+                         [this, order = g.order, paged_rows = g.paged_rows, direction, way](char* to, const char* from, int threads) {
+                           transpose_rows(to, from, *order, cells_, direction, threads, way, paged_rows);
+                         }});
+      }
   // The element-by-element moves' pattern (element_scatter.hpp): rows of 2048 cells permuted, each way.
   slots_.resize(kScatterRowElements);
   std::iota(slots_.begin(), slots_.end(), 0u);

@@ -28,16 +28,25 @@ struct LayerRows {
   }
 };
 
+// Token row (cell) r's K pieces, each with its place in r's K row: copy(to, from) for each, into the K row
+// when `into`. The one home of the K pieces' geometry, for the AVX2 and the portable moves.
+template <class Copy>
+[[gnu::always_inline]] inline void move_key_pieces(const LayerRows& rows, std::size_t r, bool into, Copy copy) {
+  for (std::size_t h = 0; h < kChannels / kHeadChannels; ++h) {
+    char* const piece = rows.token[r] + h * kInterleavedHeadBytes;
+    char* const key = rows.key[r] + h * kHeadChannels * 2;
+    if (into) copy(key, piece);
+    else copy(piece, key);
+  }
+}
+
 // The K pieces of token rows (cells) `first` .. `first + count - 1` copied between their token rows and K
 // rows, streamed (AVX2): into the K rows when `into`.
 __attribute__((target("avx2"))) void copy_key_pieces(const LayerRows& rows, std::size_t first, std::size_t count, bool into) {
-  for (std::size_t r = first; r < first + count; ++r)
-    for (std::size_t h = 0; h < kChannels / kHeadChannels; ++h) {
-      char* const piece = rows.token[r] + h * kInterleavedHeadBytes;
-      char* const key = rows.key[r] + h * kHeadChannels * 2;
-      if (into) stream_copy_avx2_fixed<kHeadChannels * 2>(key, piece);
-      else stream_copy_avx2_fixed<kHeadChannels * 2>(piece, key);
-    }
+  // The lambda takes the target too and move_key_pieces is inlined, so that the copy is inlined, not called
+  // per piece.
+  auto copy = [](char* to, const char* from) __attribute__((target("avx2"))) { stream_copy_avx2_fixed<kHeadChannels * 2>(to, from); };
+  for (std::size_t r = first; r < first + count; ++r) move_key_pieces(rows, r, into, copy);
 }
 
 // A streamed 32 x 32 block transpose: transpose_rows32<true> (AVX2) or transpose_rows32_avx512<true>.
@@ -96,13 +105,7 @@ void layer_portable(const LayerRows& rows, RowTransposeDirection direction) {
       if (into) std::memcpy(rows.channel[c] + t * 2, in_row, 2);
       else std::memcpy(in_row, rows.channel[c] + t * 2, 2);
     }
-    if (rows.interleaved)
-      for (std::size_t h = 0; h < kChannels / kHeadChannels; ++h) {
-        char* const piece = rows.token[t] + h * kInterleavedHeadBytes;
-        char* const key = rows.key[t] + h * kHeadChannels * 2;
-        if (into) std::memcpy(key, piece, kHeadChannels * 2);
-        else std::memcpy(piece, key, kHeadChannels * 2);
-      }
+    if (rows.interleaved) move_key_pieces(rows, t, into, [](char* to, const char* from) { std::memcpy(to, from, kHeadChannels * 2); });
   }
 }
 
