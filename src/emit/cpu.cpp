@@ -9,6 +9,7 @@
 #include "emit/conversion.hpp"
 #include "emit/header.hpp"
 #include "emit/pass_alignment.hpp"
+#include "emit/riding_runs.hpp"
 #include "emit/run_pairs.hpp"
 #include "emit/sibling_cells.hpp"
 #include "emit/slot_stage.hpp"
@@ -85,7 +86,7 @@ constexpr std::int64_t kGatheredChunk = 256;
 // picks them, and are read whole otherwise: see stage_gathered_chunks.)
 bool read_gathered_rows_whole(const Cell& cell, int source_bytes) {
   if (!cell.tile_source_rows_gathered || cell.tile_target_rows_gathered) return false;
-  if (!cell.tile_source_merged.empty()) return true;
+  if (!cell.tile_source_merged.empty() || !cell.riders.empty()) return true;
   if (cell.loops.empty()) return false;
   // Its step in the source is its stride alone: not a table lookup's, not another tensor instance's.
   const int around = cell.loops.back();
@@ -155,8 +156,9 @@ bool stage_gathered_chunks(const Cell& cell, int source_bytes) {
 // 34 without it 0.87-1.05x / 0.82-1.09x (1.00 / 1.00), the noise of the instrument.
 bool has_staged_bursts(const Cell& cell, int source_bytes) {
   if (cell.tile_source_rows_gathered == cell.tile_target_rows_gathered) return false;
-  if (cell.tile_source_rows_gathered)
-    return read_gathered_rows_whole(cell, source_bytes) && gathered_rows_dense(cell, true) && cell.tile_target_extent >= kGatheredChunk;
+  if (cell.tile_source_rows_gathered)  // a ridden tile (riding_runs.hpp) has none: it is ridden only where the straight blocks are taken
+    return cell.riders.empty() && read_gathered_rows_whole(cell, source_bytes) && gathered_rows_dense(cell, true) &&
+           cell.tile_target_extent >= kGatheredChunk;
   return gathered_rows_dense(cell, false) && cell.tile_target_extent >= kGatheredChunk;
 }
 
@@ -214,6 +216,10 @@ std::int64_t staged_rows_box_bytes(const Cell& cell, int source_bytes, int targe
   return bytes;
 }
 
+// The copy of one run, or one tile (below); `plan` holds the cells riding a folded tile (riding_runs.hpp).
+void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {},
+                bool stage_deferred = false, const Plan* plan = nullptr);
+
 // A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
 // 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
 // whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
@@ -226,7 +232,10 @@ std::int64_t staged_rows_box_bytes(const Cell& cell, int source_bytes, int targe
 // stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
 // Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
-void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const std::string& prefetch_from) {
+void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const std::string& prefetch_from,
+                         const Plan* plan) {
+  std::vector<const Cell*> riders;
+  for (int r : cell.riders) riders.push_back(&plan->cells[static_cast<std::size_t>(r)]);
   Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
   across.extent = cell.tile_target_extent;  // with the coalesced modes
   Mode down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
@@ -240,7 +249,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
          (cell.tile_target_rows_gathered ? (cell.tile_source_rows_gathered ? "rows on both sides" : "target rows") : "source rows") +
          " are placed one by one.");
   const std::int64_t rows_box = staged_rows_box_bytes(cell, source_bytes, target_bytes, false);
-  if (prefetch && rows_box == 0) w.line("(void)" + next_displacement_name() + ";  // the blocks prefetch their own rows");
+  if (prefetch && rows_box == 0)
+    w.line("(void)" + next_displacement_name() + (cell.riders.empty() ? ";  // the blocks prefetch their own rows" : ";  // rows read in order, unprefetched"));
   const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
   const bool guard_across = cell.tile_guard >= 0 && !guard_down;
   // How many rows along an axis from `base`: at most `most`, within the extent and the bound checked.
@@ -272,13 +282,15 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   };
   // Up to `most` strided rows of the other side from `base` (a staged chunk's kGatheredChunk source rows,
   // else a block's 32), in `array` (kv_to or kv_from by default).
-  auto strided_rows = [&](bool target_rows, const std::string& base, const std::string& count, std::int64_t most = 32, std::string array = "") {
+  // `shift`: an element offset added (the folded mode's step, fused_rows_whole).
+  auto strided_rows = [&](bool target_rows, const std::string& base, const std::string& count, std::int64_t most = 32, std::string array = "",
+                          const std::string& shift = "") {
     if (array.empty()) array = target_rows ? "kv_to" : "kv_from";
     w.line("const int64_t " + count + " = " + count_of(target_rows, base, most) + ";");
     w.line("if (" + count + " <= 0) break;");
     w.line(std::string(target_rows ? "char* " : "const char* ") + array + "[" + std::to_string(most) + "] = {};");
     w.line("for (int64_t r = 0; r < " + count + "; ++r) " + array + "[r] = " + pointer_name(!target_rows) + " + (" + final_offset(cell, !target_rows) +
-           " + (" + base + " + r) * " + i64(target_rows ? target_row : source_row) + ") * " + std::to_string(target_rows ? target_bytes : source_bytes) +
+           shift + " + (" + base + " + r) * " + i64(target_rows ? target_row : source_row) + ") * " + std::to_string(target_rows ? target_bytes : source_bytes) +
            ";");
   };
   const std::string sb = std::to_string(source_bytes), tb = std::to_string(target_bytes);
@@ -382,6 +394,63 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream);");
   };
+  // A tile with its riders (riding_runs.hpp): outer, 32 gathered source rows; then the folded mode's values
+  // (where one is folded), for each the riders' runs of the 32 rows that lie before the tile's columns,
+  // the tile's blocks of 32 strided target rows, and the riders' runs after them, so that each row is read
+  // in address order (a rider's loop variables come from the tile's and from the token the row's slot
+  // holds, rider_loop_values; its own statements place its run). Nothing is prefetched: the rows are read
+  // whole and in order, which the hardware follows. Measured on vllm033-blnhc -> llamacpp-vtrans (256 MiB, hand
+  // edits of this loop beside it in one process, 1 / 2 threads): the next 32 rows prefetched whole (4 KiB
+  // each) 0.51-0.54x / 0.47-0.50x of memcpy, without 0.62-0.64x / 0.58-0.59x, the K runs first as well
+  // 0.63-0.71x / 0.63-0.67x; prefetched a line per block, or a head's 512 bytes per head, within 4% of the
+  // whole rows. Leaves two loops open.
+  auto fused_rows_whole = [&]() {
+    const bool folded = cell.tile_folded >= 0;
+    const Mode& slot = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
+    const CellCoordinate& slots = cell.coords[static_cast<std::size_t>(slot.coord)];
+    auto print_riders = [&](bool before) {
+      std::vector<const Cell*> these;
+      for (const Cell* rider : riders)
+        if ((rider->source.constant < cell.source.constant) == before) these.push_back(rider);
+      if (these.empty()) return;
+      w.open("for (int64_t r = 0; r < acrosses; ++r)");
+      w.line("const int64_t " + slot.var + " = across0 + r;");
+      w.line("const int64_t kv_token = " + kInputs.src_tables + "[" + std::to_string(slots.inverse) + "][" + coordinate_base(cell, slot.coord, -1) + "];");
+      w.line("if (kv_token < 0) continue;");
+      for (const Cell* rider : these) {
+        const std::optional<std::vector<std::string>> values = rider_loop_values(*plan, cell, *rider, "kv_token");
+        if (!values) throw std::logic_error("a riding runs cell whose loops the tile does not map");
+        w.open("");
+        // Every value first, then the rider's names: a name may be another value's variable.
+        for (std::size_t l = 0; l < values->size(); ++l) w.line("const int64_t kv_ride" + std::to_string(l) + " = " + (*values)[l] + ";");
+        for (std::size_t l = 0; l < values->size(); ++l)
+          w.line("const int64_t " + rider->modes[static_cast<std::size_t>(rider->loops[l])].var + " = kv_ride" + std::to_string(l) + ";");
+        for (int level = -1; level < static_cast<int>(rider->loops.size()); ++level)
+          for (const auto& line : level_statements(*rider, level, kInputs, "continue;")) w.line(line);
+        print_copy(w, *rider, source_bytes, target_bytes, false, false);
+        w.close();
+      }
+      w.close();
+    };
+    w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
+    w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
+    // The folded mode's step on each side (nothing where none is folded).
+    std::string source_step, target_step;
+    if (folded) {
+      const Mode& fold = cell.modes[static_cast<std::size_t>(cell.tile_folded)];
+      source_step = fold.var + " * " + i64(cell.source.stride[static_cast<std::size_t>(cell.tile_folded)]) + " + ";
+      target_step = " + " + fold.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(cell.tile_folded)]);
+      w.open("for (int64_t " + fold.var + " = 0; " + fold.var + " < " + i64(fold.extent) + "; ++" + fold.var + ")");
+    }
+    print_riders(true);
+    w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
+    strided_rows(true, "down0", "downs", 32, "", target_step);
+    w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, (" + source_step + "down0) * " + sb +
+           ", acrosses, downs, stream, kv_from_present);");
+    w.close();
+    print_riders(false);
+    if (!folded) w.open("");  // two loops left open, as every branch leaves them
+  };
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");
   // A block's rows staged whole (staged_rows_box_bytes), where streaming and the block has all 16 rows.
@@ -470,6 +539,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("for (int64_t r = across0 + 32; r < kv_min(across0 + 64, kv_acrosses); ++r) if (kv_from_rows[static_cast<size_t>(r)] != nullptr) kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * " + sb + ");");
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream, kv_from_present);");
+  } else if (!cell.riders.empty()) {
+    fused_rows_whole();
   } else {
     // Outer: 32 gathered source rows, the next 32 prefetched; inner: 32 strided target rows at a time, so
     // that each gathered row is read whole before the next (see read_gathered_rows_whole).
@@ -529,8 +600,8 @@ std::int64_t staged_box_bytes(const Cell& cell, int source_bytes, int target_byt
 // The copy of one run: one fixed-size memcpy (the compiler turns it into vector moves), streaming stores
 // for large moves into aligned targets (no read-for-ownership of lines that are overwritten whole), or,
 // for a converting move, one conversion per element.
-void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {},
-                bool stage_deferred = false) {
+void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at,
+                bool stage_deferred, const Plan* plan) {
   const std::string s = address(at, true, final_offset(cell, true), source_bytes);
   const std::string ps = prefetch_address(at, final_offset(cell, true), source_bytes);
   // What this copy reads, prefetch_step's iterations ahead (the next block of a paged source,
@@ -564,7 +635,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
-    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch, ps);
+    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch, ps, plan);
     return;
   }
   if (cell.tile_target_contiguous >= 0) {
@@ -1527,7 +1598,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   auto copies = [&](bool prefetch) {
     for (const RunAddress& at : members) {
       if (convert && members.size() > 1) w.open("");  // a converting copy declares its own from / to
-      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at, tile_stage_bytes > 0);
+      print_copy(w, cell, source_bytes, target_bytes, convert, prefetch, at, tile_stage_bytes > 0, &plan);
       if (convert && members.size() > 1) w.close();
     }
   };
@@ -2130,7 +2201,11 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   w.line(std::string("namespace kv_") + (avx2 ? "avx2" : "baseline") + " {").line();
   w.raw(kCopies);
   if (convert) w.raw(kConvertingTile);
-  const std::vector<std::vector<Sibling>> groups = sibling_groups(plan, sb, tb);
+  // A cell riding a folded tile (riding_runs.hpp) is copied in the tile's nest, never in its own.
+  std::vector<std::vector<Sibling>> groups = sibling_groups(plan, sb, tb);
+  groups.erase(std::remove_if(groups.begin(), groups.end(),
+                              [&](const std::vector<Sibling>& g) { return plan.cells[static_cast<std::size_t>(g.front().cell)].ridden_by >= 0; }),
+               groups.end());
   // A nest read in the source's order is printed again in the target's order, taken when a target instance
   // starts off a 64-byte line: there a run's part lines are shared with runs the source's order writes much
   // later. Measured (256 MiB, one thread, GiB/s): vllm-flash-nhd -> vllm-flash-hnd on lines 10.3-10.7 by
@@ -2203,7 +2278,12 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
 }  // namespace
 
 std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const EmitOptions& o) {
-  const Plan plan = align_interleaved_passes(declared_plan, spec::dtype_bytes(p.source_layout->dtype));
+  const int sb = spec::dtype_bytes(p.source_layout->dtype);
+  const bool convert = p.source_layout->dtype != p.target_layout->dtype;
+  // Ridden only where print_gathered_tile takes straight blocks, with no staged alternative the call's CPU
+  // might pick instead.
+  auto straight_blocks = [&](const Cell& c) { return !has_staged_bursts(c, sb) && !stage_gathered_chunks(c, sb); };
+  const Plan plan = fold_riding_runs(align_interleaved_passes(declared_plan, sb), convert, straight_blocks);
   CodeWriter w;
   w.raw(header_comment(p, plan, o)).line().raw(prologue(p, o)).raw(kIsaSelection);
   print_variant(w, p, plan, false);

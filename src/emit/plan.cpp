@@ -972,7 +972,7 @@ Plan make_plan(const layout::BoundLayout& S, const layout::BoundLayout& T, const
 }
 
 bool in_tile(const Cell& cell, int m) {
-  return cell.tile_target_contiguous >= 0 && (m == cell.tile_target_contiguous || m == cell.tile_source_contiguous ||
+  return cell.tile_target_contiguous >= 0 && (m == cell.tile_target_contiguous || m == cell.tile_source_contiguous || m == cell.tile_folded ||
                                               contains(cell.tile_target_merged, m) || contains(cell.tile_source_merged, m));
 }
 
@@ -1029,9 +1029,12 @@ std::string describe(const Plan& plan, const layout::BoundLayout& S, const layou
              across + " (target-contiguous)";
       if (c.tile_target_rows_gathered) out += ", target rows placed one by one";
       if (c.tile_source_rows_gathered) out += ", source rows placed one by one";
+      if (c.tile_folded >= 0) out += ", " + c.modes[static_cast<std::size_t>(c.tile_folded)].var + " walked inside the row blocks";
+      for (int r : c.riders) out += ", cell " + std::to_string(r) + "'s runs copied from the same rows";
     } else {
       out += "; run " + std::to_string(c.run_elements) + " element(s)";
       for (int m : c.run) out += " " + c.modes[static_cast<std::size_t>(m)].var;
+      if (c.ridden_by >= 0) out += ", inside cell " + std::to_string(c.ridden_by) + "'s row blocks";
     }
     out += "\n";
   }

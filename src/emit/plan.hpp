@@ -130,6 +130,15 @@ struct Cell {
   // atoms (see reads_tile_mode) are evaluated there instead of at a loop level.
   bool tile_target_rows_gathered = false;
   bool tile_source_rows_gathered = false;
+  // Set only on the CPU printer's own copy of the plan (emit/riding_runs.hpp), never by make_plan: the
+  // checkers and the CUDA printer see every cell with its own loops. A loop mode of a gathered-source-row
+  // tile walked inside its row blocks, as the outer digit of the down axis (a head over its dims, the
+  // head's source stride wider than the dims: K sits between); -1 where none.
+  int tile_folded = -1;
+  // Runs cells copied inside this tile's row blocks, for the rows just read (their cell indices); and,
+  // on such a runs cell, the tile it rides (-1 where none): its nest is not printed on its own.
+  std::vector<int> riders;
+  int ridden_by = -1;
 };
 
 // Whether mode m feeds a table lookup (an atom) of side f.
@@ -149,7 +158,8 @@ bool selects_instance(const Cell& cell, int m);
 // Whether `atom` reads a tile mode: it is then evaluated per tile row (gathered rows), not at a loop level.
 bool reads_tile_mode(const Cell& cell, const Atom& atom);
 
-// Whether mode m is moved by the cell's tile: one of its two axes or a mode merged into either.
+// Whether mode m is moved by the cell's tile: one of its two axes, a mode merged into either, or the mode
+// folded into its row blocks (Cell::tile_folded).
 bool in_tile(const Cell& cell, int m);
 
 // The most runs a loop order may write at once, each continued in order: the prefetchers and

@@ -1213,23 +1213,46 @@ TEST_CASE("the kernel tests see a sibling group's offsets: a nest that copies V 
 }
 
 TEST_CASE("the kernel tests see a runs nest led by a tile's loops: a K nest that skips the last head is caught", "[emit][kernels]") {
-  // Control for interleaved passes led by the tile's loops (emit/pass_alignment.hpp): vLLM 0.33's blhnc
-  // pages into llama.cpp, whose K runs are walked (layer, head) outermost as V's tile is. The broken kernel's
-  // K nest skips the flattened iterations of the last head (as a split of the (layer, head) iterations over
+  // Control for interleaved passes led by the tile's loops (emit/pass_alignment.hpp): vLLM 0.33's bhlnc
+  // pages into llama.cpp, whose K runs are walked (head, layer) outermost as V's tile is (the pages whose
+  // tile walks the head innermost have their K ride the tile instead: riding_runs.hpp). The broken kernel's
+  // K nest skips the flattened iterations of the last head (as a split of the (head, layer) iterations over
   // threads and passes that lost one would), leaving that head's K unmoved, which the oracle must see.
-  ControlKernels c = control_kernels("vllm033-blhnc", "llamacpp-vtrans", "led_by_tile", "last_head_skipped");
-  REQUIRE(c.good.find("cell 0 (kv_cache -> k; kv 0..0): loops layer head ") != std::string::npos);
-  const std::string split = "const int64_t layer = flat / E1, head = flat % E1;";
+  ControlKernels c = control_kernels("vllm033-bhlnc", "llamacpp-vtrans", "led_by_tile", "last_head_skipped");
+  REQUIRE(c.good.find("cell 0 (kv_cache -> k; kv 0..0): loops head layer ") != std::string::npos);
+  REQUIRE(c.good.find("inside cell 1's row blocks") == std::string::npos);
+  const std::string split = "const int64_t head = flat / E1, layer = flat % E1;";
   std::size_t replaced = 0;
   for (std::size_t nest = c.broken.find("static void cell0("); nest != std::string::npos; nest = c.broken.find("static void cell0(", nest + 1)) {
     const std::size_t at = c.broken.find(split, nest);
     REQUIRE(at != std::string::npos);
     REQUIRE(at < c.broken.find("static void cell1(", nest));  // in K's nest, not V's
-    c.broken.replace(at, split.size(), split + " if (head == E1 - 1) continue;");
+    c.broken.replace(at, split.size(), split + " if (head == E0 - 1) continue;");
     ++replaced;
   }
   REQUIRE(replaced == 2);  // the nest of both instruction-set variants
   check_controls(c, true, c.cache.params.at("num_tokens"));
+}
+
+TEST_CASE("the kernel tests see K riding V's row blocks: a kernel whose K skips each block's last row, or whose folded blocks read head 0's columns, is caught",
+          "[emit][kernels]") {
+  // Controls for riding runs (emit/riding_runs.hpp): vLLM 0.33's blnhc pages into llama.cpp, whose K runs
+  // are copied inside V's row blocks and whose head is walked inside them. The first broken kernel's K
+  // skips the last row of every block of 32 (a rider loop one short); the second's blocks read every
+  // head's V at head 0's columns (a folded mode's source step lost).
+  for (const std::string& broken : {"rider_row_short", "fold_step_lost"}) {
+    INFO(broken);
+    ControlKernels c = control_kernels("vllm033-blnhc", "llamacpp-vtrans", "ridden", broken);
+    REQUIRE(c.good.find("cell 0 (kv_cache -> k; kv 0..0): loops layer head token_div16 token_mod16; run 16 element(s) dim, inside cell 1's row blocks") !=
+            std::string::npos);
+    REQUIRE(c.good.find("head walked inside the row blocks, cell 0's runs copied from the same rows") != std::string::npos);
+    const std::string from = broken == "rider_row_short" ? "if (kv_token < 0) continue;" : "kv_from_rows.data() + across0, (head * INT64_C(";
+    const std::string to = broken == "rider_row_short" ? "if (kv_token < 0 || r + 1 == acrosses) continue;" : "kv_from_rows.data() + across0, (0 * INT64_C(";
+    std::size_t replaced = 0;
+    for (std::size_t k = c.broken.find(from); k != std::string::npos; k = c.broken.find(from, k + 1), ++replaced) c.broken.replace(k, from.size(), to);
+    REQUIRE(replaced == 2);  // the cell of both instruction-set variants
+    check_controls(c, true, c.cache.params.at("num_tokens"));
+  }
 }
 
 TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", "[emit][kernels]") {

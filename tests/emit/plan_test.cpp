@@ -501,7 +501,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
-TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, and dense ones prefetch the next rows band by band, sparse ones whole", "[emit][plan]") {
+TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks unprefetched", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
     return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
@@ -520,9 +520,20 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
     CHECK(code.find(stage, code.find(stage) + 1) > code.find(alternative, branch + 1));  // one per variant, each in its branch
     CHECK_THAT(code, !Catch::Contains("kv_gather.reset("));
   }
-  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the next 32 rows whole, never staged") {
+  SECTION("SGLang's page_first host pool (a token's layers between two rows): the next 32 rows whole, never staged") {
+    const std::string code = code_of("sglang-host-page-first");
+    CHECK_THAT(code, Catch::Contains("kv_prefetch<2048>(kv_from_rows[static_cast<size_t>(r)]);"));
+    CHECK_THAT(code, !Catch::Contains(band));
+    CHECK_THAT(code, !Catch::Contains(alternative));
+    CHECK_THAT(code, !Catch::Contains(stage));
+  }
+  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the head inside the row blocks, K's runs beside them, nothing prefetched or staged") {
     const std::string code = code_of("vllm-packed-nhd");
-    CHECK_THAT(code, Catch::Contains("kv_prefetch<256>(kv_from_rows[static_cast<size_t>(r)]);"));
+    CHECK_THAT(code, Catch::Contains("head walked inside the row blocks, cell 0's runs copied from the same rows"));
+    CHECK_THAT(code, Catch::Contains("kv_transpose_rows_block<2>(kv_to, across0 * 2, kv_from_rows.data() + across0, (head * INT64_C(256) + down0) * 2, "));
+    CHECK_THAT(code, Catch::Contains("const int64_t kv_token = st[1][slot];"));
+    CHECK_THAT(code, !Catch::Contains("(kv_from_rows[static_cast<size_t>(r)]"));  // no row prefetched
+    CHECK_THAT(code, !Catch::Contains("static void cell0("));                   // K has no nest of its own
     CHECK_THAT(code, !Catch::Contains(band));
     CHECK_THAT(code, !Catch::Contains(alternative));
     CHECK_THAT(code, !Catch::Contains(stage));
