@@ -51,6 +51,8 @@ std::optional<std::vector<std::string>> rider_loop_values(const Plan& plan, cons
   const CellCoordinate& slots = tile.coords[static_cast<std::size_t>(across.coord)];
   if (!tile.tile_source_rows_gathered || slots.inverse < 0 || slots.modes.size() != 1 || across.weight != 1 || !tile.tile_target_merged.empty())
     return std::nullopt;
+  // Every slot of the range is a row (no bound check cuts the rows short), so every moved token's is.
+  if (slots.guarded || tile.tile_guard == across.coord || across.extent != slots.hi - slots.lo + 1) return std::nullopt;
   // The rider's token coordinate: whole, every digit a loop, not inverted.
   const int tok = plan.token_coord;
   if (tok < 0 || static_cast<std::size_t>(tok) >= rider.coords.size()) return std::nullopt;
@@ -58,6 +60,17 @@ std::optional<std::vector<std::string>> rider_loop_values(const Plan& plan, cons
   if (tokens.inverse >= 0 || tokens.lo != 0 || tokens.hi + 1 != plan.capacity || tokens.modes.empty()) return std::nullopt;
   for (int m : tokens.modes)
     if (std::find(rider.loops.begin(), rider.loops.end(), m) == rider.loops.end()) return std::nullopt;
+  // The digits a mixed-radix split of the token (least weight 1, each weight the one below times its
+  // extent, the top covering the capacity), so that the digits taken from `token` below compose it.
+  std::vector<int> digits = tokens.modes;
+  std::sort(digits.begin(), digits.end(), [&](int a, int b) { return rider.modes[static_cast<std::size_t>(a)].weight < rider.modes[static_cast<std::size_t>(b)].weight; });
+  std::int64_t weight = 1;
+  for (int m : digits) {
+    const Mode& d = rider.modes[static_cast<std::size_t>(m)];
+    if (d.weight != weight || d.extent < 1) return std::nullopt;
+    weight *= d.extent;
+  }
+  if (weight < plan.capacity) return std::nullopt;
   std::vector<int> outer = tile.loops;
   if (tile.tile_folded >= 0) outer.push_back(tile.tile_folded);
   std::vector<bool> taken(outer.size(), false);

@@ -25,8 +25,9 @@ namespace kvlayout::emit {
 // `rider` in order: the tile's loop variable of the same mode (same coordinate, range, digit weight and
 // extent), the folded mode's variable, or a digit of `token` (a C expression: the token that the row's
 // slot holds, through the tile's inverted table). Nothing where that is not a one-to-one map: every loop
-// of the tile and its folded mode taken once, the rider's token coordinate whole (every digit a loop,
-// the range 0 .. capacity - 1), and the tile's rows the slots of an inverted table, one mode.
+// of the tile and its folded mode taken once, the rider's token coordinate whole (every digit a loop, the
+// digits a mixed-radix split covering the capacity, the range 0 .. capacity - 1), and the tile's rows the
+// slots of an inverted table, one mode over its whole range, no bound check on it.
 // With one, each of the rider's iterations is made once for each moved token (the slots the inverse holds
 // are exactly the moved tokens' entries), and the rider's own statements (its guards, lookups and
 // offsets) compute where its run lies: the tile decides only the order.

@@ -142,6 +142,14 @@ TEST_CASE("a rider's loops map one to one onto the tile's, its folded head and a
     edited.coords[static_cast<std::size_t>(plan.token_coord)].hi -= 1;
     CHECK_FALSE(emit::rider_loop_values(plan, tile, edited, "t"));
   }
+  SECTION("token digits that do not compose the token") {
+    emit::Cell edited = rider;
+    edited.modes[static_cast<std::size_t>(mode_of(edited, "token_div16"))].weight = 8;  // digits overlap
+    CHECK_FALSE(emit::rider_loop_values(plan, tile, edited, "t"));
+    edited = rider;
+    edited.modes[static_cast<std::size_t>(mode_of(edited, "token_div16"))].extent /= 2;  // short of the capacity
+    CHECK_FALSE(emit::rider_loop_values(plan, tile, edited, "t"));
+  }
   SECTION("a token digit that is not a loop") {
     emit::Cell edited = rider;
     const int digit = mode_of(edited, "token_mod16");
@@ -153,9 +161,19 @@ TEST_CASE("a rider's loops map one to one onto the tile's, its folded head and a
     edited.loops.erase(std::find(edited.loops.begin(), edited.loops.end(), mode_of(edited, "head")));
     CHECK_FALSE(emit::rider_loop_values(plan, tile, edited, "t"));
   }
-  SECTION("a tile whose rows are not an inverted table's slots") {
+  SECTION("a tile whose rows are not an inverted table's slots, or not all of them") {
+    const int slot_coord = tile.modes[static_cast<std::size_t>(tile.tile_target_contiguous)].coord;
     emit::Cell edited = tile;
-    edited.coords[static_cast<std::size_t>(edited.modes[static_cast<std::size_t>(edited.tile_target_contiguous)].coord)].inverse = -1;
+    edited.coords[static_cast<std::size_t>(slot_coord)].inverse = -1;
+    CHECK_FALSE(emit::rider_loop_values(plan, edited, rider, "t"));
+    edited = tile;
+    edited.coords[static_cast<std::size_t>(slot_coord)].guarded = true;
+    CHECK_FALSE(emit::rider_loop_values(plan, edited, rider, "t"));
+    edited = tile;
+    edited.tile_guard = slot_coord;
+    CHECK_FALSE(emit::rider_loop_values(plan, edited, rider, "t"));
+    edited = tile;
+    edited.modes[static_cast<std::size_t>(edited.tile_target_contiguous)].extent -= 1;
     CHECK_FALSE(emit::rider_loop_values(plan, edited, rider, "t"));
   }
 }
