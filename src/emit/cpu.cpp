@@ -234,6 +234,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
 // Extents need not be multiples of 8 or 32: each block counts its rows.
 void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const std::string& prefetch_from,
                          const Plan* plan) {
+  if (!cell.riders.empty() && plan == nullptr) throw std::logic_error("a ridden tile printed without the plan that holds its riders");
   std::vector<const Cell*> riders;
   for (int r : cell.riders) riders.push_back(&plan->cells[static_cast<std::size_t>(r)]);
   Mode across = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
