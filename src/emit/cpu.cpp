@@ -395,8 +395,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("kv_transpose_rows_block<" + sb + ">(kv_to_rows.data() + down0, across0 * " + tb + ", kv_from_rows.data() + across0, down0 * " + sb +
            ", acrosses, downs, stream);");
   };
-  // A tile with its riders (riding_runs.hpp): outer, 32 gathered source rows; then the folded mode's values
-  // (where one is folded), for each the riders' runs of the 32 rows that lie before the tile's columns,
+  // A folded tile with its riders (riding_runs.hpp): outer, 32 gathered source rows; then the folded mode's
+  // values, for each the riders' runs of the 32 rows that lie before the tile's columns,
   // the tile's blocks of 32 strided target rows, and the riders' runs after them, so that each row is read
   // in address order (a rider's loop variables come from the tile's and from the token the row's slot
   // holds, rider_loop_values; its own statements place its run). Nothing is prefetched: the rows are read
@@ -406,7 +406,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   // 0.63-0.71x / 0.63-0.67x; prefetched a line per block, or a head's 512 bytes per head, within 4% of the
   // whole rows. Leaves two loops open.
   auto fused_rows_whole = [&]() {
-    const bool folded = cell.tile_folded >= 0;
+    const Mode& fold = cell.modes[static_cast<std::size_t>(cell.tile_folded)];
     const Mode& slot = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
     const CellCoordinate& slots = cell.coords[static_cast<std::size_t>(slot.coord)];
     auto print_riders = [&](bool before) {
@@ -435,14 +435,10 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     };
     w.open("for (int64_t across0 = 0; across0 < kv_acrosses; across0 += 32)");
     w.line("const int64_t acrosses = kv_min(INT64_C(32), kv_acrosses - across0);");
-    // The folded mode's step on each side (nothing where none is folded).
-    std::string source_step, target_step;
-    if (folded) {
-      const Mode& fold = cell.modes[static_cast<std::size_t>(cell.tile_folded)];
-      source_step = fold.var + " * " + i64(cell.source.stride[static_cast<std::size_t>(cell.tile_folded)]) + " + ";
-      target_step = " + " + fold.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(cell.tile_folded)]);
-      w.open("for (int64_t " + fold.var + " = 0; " + fold.var + " < " + i64(fold.extent) + "; ++" + fold.var + ")");
-    }
+    // The folded mode's step on each side.
+    const std::string source_step = fold.var + " * " + i64(cell.source.stride[static_cast<std::size_t>(cell.tile_folded)]) + " + ";
+    const std::string target_step = " + " + fold.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(cell.tile_folded)]);
+    w.open("for (int64_t " + fold.var + " = 0; " + fold.var + " < " + i64(fold.extent) + "; ++" + fold.var + ")");
     print_riders(true);
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
     strided_rows(true, "down0", "downs", 32, "", target_step);
@@ -450,7 +446,6 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
            ", acrosses, downs, stream, kv_from_present);");
     w.close();
     print_riders(false);
-    if (!folded) w.open("");  // two loops left open, as every branch leaves them
   };
   if (cell.tile_target_rows_gathered) gathered_rows(true, "kv_downs");
   if (cell.tile_source_rows_gathered) gathered_rows(false, "kv_acrosses");

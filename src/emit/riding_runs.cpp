@@ -31,16 +31,13 @@ std::optional<Cell> folded(const Cell& tile) {
   return out;
 }
 
-bool plain_runs(const Cell& c) { return c.tile_target_contiguous < 0 && !c.tile_target_rows_gathered && !c.tile_source_rows_gathered; }
-
-// Whether the rider's runs lie in the tile's rows: the same tensor instances, and (K beside V in one token
-// row) less than the folded mode's source stride from the tile's, or, where nothing is folded, at most
-// one row's length (the tile's down axis) from them.
-bool reads_the_tile_rows(const Cell& tile, const Cell& rider) {
-  const SideForm &t = tile.source, &r = rider.source;
+// Whether the rider's runs lie in the folded tile's rows: the same tensor instances, less than the folded
+// mode's source stride from the tile's (K beside V in one token row).
+bool reads_the_tile_rows(const Cell& fold, const Cell& rider) {
+  const SideForm &t = fold.source, &r = rider.source;
   const std::int64_t apart = std::abs(r.constant - t.constant);
-  const bool near = tile.tile_folded >= 0 ? apart < std::abs(t.stride[static_cast<std::size_t>(tile.tile_folded)]) : apart <= tile.tile_source_extent;
-  return r.tensor == t.tensor && r.instance_first == t.instance_first && r.instance_coord == t.instance_coord && near;
+  return r.tensor == t.tensor && r.instance_first == t.instance_first && r.instance_coord == t.instance_coord &&
+         apart < std::abs(t.stride[static_cast<std::size_t>(fold.tile_folded)]);
 }
 
 }  // namespace
@@ -71,8 +68,9 @@ std::optional<std::vector<std::string>> rider_loop_values(const Plan& plan, cons
     weight *= d.extent;
   }
   if (weight < plan.capacity) return std::nullopt;
+  if (tile.tile_folded < 0) return std::nullopt;
   std::vector<int> outer = tile.loops;
-  if (tile.tile_folded >= 0) outer.push_back(tile.tile_folded);
+  outer.push_back(tile.tile_folded);
   std::vector<bool> taken(outer.size(), false);
   std::vector<std::string> values;
   for (int l : rider.loops) {
@@ -95,9 +93,9 @@ Plan fold_riding_runs(Plan plan, bool convert, const std::function<bool(const Ce
   if (convert) return plan;
   for (std::size_t t = 0; t < plan.cells.size(); ++t) {
     const Cell& tile = plan.cells[t];
-    if (!tile.tile_source_rows_gathered || tile.tile_target_rows_gathered || !straight_blocks(tile)) continue;
-    // Folded where the tile's rows are one head's columns (nothing merged into its down axis yet).
-    std::optional<Cell> fold = tile.tile_source_merged.empty() ? folded(tile) : tile;
+    // Only a tile whose rows are one head's columns (nothing merged into its down axis) is folded.
+    if (!tile.tile_source_rows_gathered || tile.tile_target_rows_gathered || !tile.tile_source_merged.empty() || !straight_blocks(tile)) continue;
+    std::optional<Cell> fold = folded(tile);
     if (!fold) continue;
     for (std::size_t r = 0; r < plan.cells.size(); ++r) {
       const Cell& rider = plan.cells[r];

@@ -26,26 +26,24 @@ namespace kvlayout::emit {
 // extent), the folded mode's variable, or a digit of `token` (a C expression: the token that the row's
 // slot holds, through the tile's inverted table). Nothing where that is not a one-to-one map: every loop
 // of the tile and its folded mode taken once, the rider's token coordinate whole (every digit a loop, the
-// digits a mixed-radix split covering the capacity, the range 0 .. capacity - 1), and the tile's rows the
-// slots of an inverted table, one mode over its whole range, no bound check on it.
+// digits a mixed-radix split covering the capacity, the range 0 .. capacity - 1), and the tile folded, its
+// rows the slots of an inverted table, one mode over its whole range, no bound check on it.
 // With one, each of the rider's iterations is made once for each moved token (the slots the inverse holds
 // are exactly the moved tokens' entries), and the rider's own statements (its guards, lookups and
 // offsets) compute where its run lies: the tile decides only the order.
 std::optional<std::vector<std::string>> rider_loop_values(const Plan& plan, const Cell& tile, const Cell& rider, const std::string& token);
 
-// The plan with each gathered-source-row tile whose rows a runs cell reads too ridden by that cell, and
-// folded where its rows are one head's columns (Cell::tile_folded, riders, ridden_by). A tile qualifies
-// where `straight_blocks` says it prints straight blocks (the CPU printer's choice: no staged alternative).
-// Where nothing is merged into its down axis, its innermost loop is folded (it needs two loops or more, and
-// that loop's mode must step both sides by its stride alone: no lookup reads it, it selects no instance,
-// its coordinate is not bound-checked); a tile with merged modes (a token's heads and dims, one row) is
-// ridden as it is. A runs cell rides it where it reads the same tensor instances, its runs lie less than
-// the folded mode's source stride from the tile's (K between one head's V and the next in one token row)
-// or, unfolded, at most a row's length from them (K's row beside V's), no other cell moves in its nest
-// (sibling_cells.hpp's same_nest), no element conversion is made (`convert`), and rider_loop_values maps its
-// loops.
+// The plan with each gathered-source-row tile whose rows a runs cell reads too folded and ridden by that
+// cell (Cell::tile_folded, riders, ridden_by). A tile qualifies where `straight_blocks` says it prints
+// straight blocks (the CPU printer's choice: no staged alternative), nothing is merged into its down axis
+// (its rows are one head's columns), and its innermost loop can be folded: it has two loops or more, and
+// that loop's mode steps both sides by its stride alone (no lookup reads it, it selects no instance, its
+// coordinate is not bound-checked). A runs cell rides it where it reads the same tensor instances, its
+// runs lie less than the folded mode's source stride from the tile's (K between one head's V and the next
+// in one token row), no other cell moves in its nest (sibling_cells.hpp's same_nest), no element
+// conversion is made (`convert`), and rider_loop_values maps its loops.
 // @post every cell keeps its run and tile; a folded tile's loops lose their last; a tile is folded only
-// where at least one cell rides it.
+// where at least one cell rides it, and a ridden tile is always folded.
 Plan fold_riding_runs(Plan plan, bool convert, const std::function<bool(const Cell&)>& straight_blocks);
 
 }  // namespace kvlayout::emit

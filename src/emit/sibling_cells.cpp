@@ -33,11 +33,11 @@ bool feeds_lookup(const Cell& cell, const CellCoordinate& c) {
   return std::any_of(c.modes.begin(), c.modes.end(), [&](int m) { return read_by_atoms(cell.source, m) || read_by_atoms(cell.target, m); });
 }
 
+}  // namespace
+
 bool plain_runs(const Cell& c) {
   return c.tile_target_contiguous < 0 && !c.tile_target_rows_gathered && !c.tile_source_rows_gathered;
 }
-
-}  // namespace
 
 bool same_nest(const Cell& a, const Cell& b) {
   if (!plain_runs(a) || !plain_runs(b) || !same_modes(a, b)) return false;

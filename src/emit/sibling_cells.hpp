@@ -22,6 +22,9 @@ struct Sibling {
   std::int64_t target_instance_shift = 0;
 };
 
+// Whether a cell copies runs: no tile, no gathered rows.
+bool plain_runs(const Cell& c);
+
 // Whether b moves in a's loop nest: neither is a tile; both have the same modes (the same inverted table, if any),
 // loops, run and source order; each side has the same strides, table lookups and instance coordinate in
 // both; their coordinate ranges are equal, or of equal length on a coordinate that is not bound-checked,
