@@ -116,25 +116,32 @@ void tag_and_read(const std::function<void()>& move, const std::vector<Region>& 
 }  // namespace
 
 std::vector<Run> observe_runs(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target,
-                              std::size_t element_bytes, const char* arena) {
+                              std::size_t element_bytes, const char* arena, std::size_t min_elements) {
   const Digits d = digits_for(element_bytes);
   std::size_t target_elements = 0;
   for (const Region& r : target) target_elements += r.bytes / element_bytes;
   std::vector<std::uint32_t> tags(target_elements, kUnwritten);
   for (int pass = 0; pass < d.passes; ++pass) tag_and_read(move, source, target, element_bytes, arena, d, pass, tags);
   std::vector<Run> runs;
+  // The last run is open (it may still grow); once another starts it is closed, and dropped if short.
+  auto close_last = [&] {
+    if (!runs.empty() && runs.back().elements < min_elements) runs.pop_back();
+  };
   std::size_t j = 0;
   for (const Region& r : target) {
     const auto first = static_cast<std::uint32_t>(element_index(r.base, arena, element_bytes));
     for (std::size_t i = 0; i < r.bytes / element_bytes; ++i, ++j) {
       if (tags[j] == kUnwritten) continue;
       const auto to = static_cast<std::uint32_t>(first + i);
-      if (!runs.empty() && runs.back().from + runs.back().elements == tags[j] && runs.back().to + runs.back().elements == to)
+      if (!runs.empty() && runs.back().from + runs.back().elements == tags[j] && runs.back().to + runs.back().elements == to) {
         ++runs.back().elements;
-      else
+      } else {
+        close_last();
         runs.push_back({tags[j], to, 1});
+      }
     }
   }
+  close_last();
   return runs;
 }
 

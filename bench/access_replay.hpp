@@ -42,10 +42,13 @@ struct Run {
 // written, since no digit is all ones. Overwrites every source and target byte.
 // @pre every region lies in [arena, arena + 2^32 * element_bytes) and is element-aligned from arena;
 //      `move` copies elements unchanged (source and target element types equal).
-// @post the runs' source and target element ranges lie in the regions; throws std::runtime_error if a
-//       target element is written in some passes and not others (a move that is not a fixed function).
+// Runs of fewer than `min_elements` (after coalescing) are left out: the sweep keeps a mixed pair's runs
+// cells and drops its transposed elements (each a run of one), which would cost 12 bytes of list apiece.
+// @post the runs' source and target element ranges lie in the regions, each run min_elements long or more;
+//       throws std::runtime_error if a target element is written in some passes and not others (a move
+//       that is not a fixed function).
 std::vector<Run> observe_runs(const std::function<void()>& move, const std::vector<Region>& source, const std::vector<Region>& target,
-                              std::size_t element_bytes, const char* arena);
+                              std::size_t element_bytes, const char* arena, std::size_t min_elements = 1);
 
 // The same runs in source order. (Two runs that abut in both sides abut in target order too, so
 // observe_runs has already joined them: nothing more to coalesce.)

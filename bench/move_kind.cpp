@@ -24,21 +24,31 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
 
 namespace {
 
-// Whether the rows of `c`'s tile on one side (its source side where `source`) lie interleaved with another
-// cell's on that side: another cell stores the same instances of the same tensor of that side at an offset
-// at most one tile row away (vLLM's packed K/V caches, a head's K then its V: the value cell's rows are the
-// 256 bytes after each key row). Not a tensor whose K and V are different instances (per layer and kv):
-// their offsets coincide in different allocations.
-bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) {
+// Whether `other` stores, on one side of `c`'s tile (its source side where `source`), the same instances of
+// the same tensor at an offset at most one tile row away: its rows lie between the tile's (vLLM's packed
+// K/V caches, a head's K then its V: the value cell's rows are the 256 bytes after each key row). Not a
+// tensor whose K and V are different instances (per layer and kv): their offsets coincide in different
+// allocations.
+bool lies_between_rows(const emit::Cell& c, const emit::Cell& other, bool source) {
+  if (&other == &c) return false;
   const emit::SideForm& side = source ? c.source : c.target;
+  const emit::SideForm& o = source ? other.source : other.target;
   const std::int64_t row = source ? c.tile_source_extent : c.tile_target_extent;
-  for (const emit::Cell& other : plan.cells) {
-    if (&other == &c) continue;
-    const emit::SideForm& o = source ? other.source : other.target;
-    const std::int64_t apart = o.constant > side.constant ? o.constant - side.constant : side.constant - o.constant;
-    if (o.tensor == side.tensor && o.view == side.view && o.instance_first == side.instance_first && apart <= row) return true;
-  }
-  return false;
+  const std::int64_t apart = o.constant > side.constant ? o.constant - side.constant : side.constant - o.constant;
+  return o.tensor == side.tensor && o.view == side.view && o.instance_first == side.instance_first && apart <= row;
+}
+
+// Whether the rows of `c`'s tile on one side lie interleaved with another cell's on that side.
+bool rows_interleaved(const emit::Plan& plan, const emit::Cell& c, bool source) {
+  return std::any_of(plan.cells.begin(), plan.cells.end(), [&](const emit::Cell& other) { return lies_between_rows(c, other, source); });
+}
+
+// Whether `cell` lies between the gathered rows of a tile (the interleaved row transpose's pattern moves
+// those pieces with the tile's rows, as its pair does).
+bool carried_by_a_tile(const emit::Plan& plan, const emit::Cell& cell) {
+  return std::any_of(plan.cells.begin(), plan.cells.end(), [&](const emit::Cell& tile) {
+    return (tile.tile_source_rows_gathered && lies_between_rows(tile, cell, true)) || (tile.tile_target_rows_gathered && lies_between_rows(tile, cell, false));
+  });
 }
 
 }  // namespace
@@ -72,6 +82,17 @@ std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t 
   return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
 }
 
+bool is_own_runs_cell(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes) {
+  return cell.tile_target_contiguous < 0 && cell.run_elements >= 2 && pack_turn(plan, cell, element_bytes).empty() && !carried_by_a_tile(plan, cell);
+}
+
+std::int64_t shortest_own_run(const emit::Plan& plan, std::int64_t element_bytes) {
+  std::int64_t shortest = 0;
+  for (const emit::Cell& c : plan.cells)
+    if (is_own_runs_cell(plan, c, element_bytes)) shortest = shortest == 0 ? c.run_elements : std::min(shortest, c.run_elements);
+  return shortest;
+}
+
 std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key) {
   std::map<std::string, double> elements;
   double all = 0;
@@ -80,7 +101,7 @@ std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_
     for (const emit::Mode& m : c.modes) e *= static_cast<double>(m.extent);
     all += e;
     const std::string packs = pack_turn(plan, c, element_bytes);
-    if (c.tile_target_contiguous < 0 && c.run_elements * element_bytes >= 2048) elements[""] += e;
+    if (is_own_runs_cell(plan, c, element_bytes)) elements[kOwnRunsKey] += e;
     else if (!packs.empty()) elements[ceiling_key("transpose, packs", packs)] += e;
     else elements[pair_key] += e;
   }

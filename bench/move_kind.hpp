@@ -34,14 +34,29 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes);
 // the target's is. Empty for any other cell.
 std::string pack_turn(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes);
 
+// The ceiling key of a pair's cells copied in runs (untiled, two elements or more, not 16-byte packs, not
+// lying between a tile's gathered rows: those K pieces are the interleaved row transpose's, moved with it):
+// held against those runs of its own, observed and replayed beside the kernel (access_replay.hpp); at
+// memcpy's pace where they were not replayed, which can only raise the ceiling, never make the kernel look
+// bound by it.
+inline constexpr const char* kOwnRunsKey = "own runs";
+
+// Whether `cell` is one of those runs cells.
+bool is_own_runs_cell(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes);
+
+// The shortest run of a plan's own runs cells, in elements (0 when it has none): observing the kernel's
+// runs, those shorter are another cell's (a tile's elements are runs of one, a pack's of 16 bytes).
+std::int64_t shortest_own_run(const emit::Plan& plan, std::int64_t element_bytes);
+
 // Of a plan's moved elements (each cell counted at full capacity: every mode's whole extent), the share the
-// roofline holds against each ceiling key: cells copied in runs of 2 KiB or more against memcpy (key "");
-// cells of 16-byte packs transposed against the pack transpose of their turn ("transpose, packs (...)":
-// the legacy key cache beside its value tiles); every other cell against `pair_key`. A pair whose K is
-// copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an NHD source) moves half its bytes at
-// the runs' pace. Other short runs stay with the pair's pattern, as if no faster than it (an HND source's
-// 256-byte head rows beside llama.cpp's V, whose random 256-byte chunk pattern reads about the row
-// transpose's ratio).
+// roofline holds against each ceiling key: cells copied in runs against their own runs replayed
+// (kOwnRunsKey); cells of 16-byte packs transposed against the pack transpose of their turn ("transpose,
+// packs (...)": the legacy key cache beside its value tiles); every other cell (tiles, single elements)
+// against `pair_key`. A pair whose K is copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an
+// NHD source) moves half its bytes at its runs' pace: on an Ice Lake-class Xeon, llamacpp-vtrans ->
+// vllm-flash-nhd's K alone (2 KiB rows read in order, written to random pages) ran 0.75x of memcpy and its
+// V 0.80x, the V at the row transpose's pace (a scratch harness, 7 interleaved repetitions); the runs
+// were held at memcpy before, which made such pairs look bound by their kernels.
 // @post the shares are positive and add up to 1 (for a plan with cells).
 std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_t element_bytes, const std::string& pair_key);
 

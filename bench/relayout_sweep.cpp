@@ -11,7 +11,8 @@
 // interleaved with memcpy and with its own runs replayed by a bare copy loop (access_replay.hpp), to tell
 // a kernel's cost from its access pattern's; the transposes and the element-by-element moves are held
 // against patterns of their own (pattern_set.hpp), timed once before the pairs and again beside each such
-// pair under 0.8x, interleaved with it.
+// pair under 0.8x, interleaved with it, together with the pair's runs cells' own runs replayed (a
+// transposed V beside its K's rows).
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
@@ -202,9 +203,11 @@ struct Pair {
   std::shared_ptr<const spec::Layout> source_layout, target_layout;
   std::int64_t tokens = 0;
   bool headline = false;
-  // Of the moved elements, the share held against each ceiling key (ceiling_shares): "" is memcpy's.
+  // Of the moved elements, the share held against each ceiling key (ceiling_shares); the runs cells'
+  // (bench::kOwnRunsKey) against their own runs replayed.
   std::map<std::string, double> ceiling_shares;
-  double pattern_share() const { return ceiling_shares.count("") ? 1 - ceiling_shares.at("") : 1; }
+  std::int64_t shortest_own_run = 0;  // bench::shortest_own_run: the observed runs kept for that replay
+  double pattern_share() const { return ceiling_shares.count(bench::kOwnRunsKey) ? 1 - ceiling_shares.at(bench::kOwnRunsKey) : 1; }
 };
 
 struct Timing {
@@ -282,6 +285,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
           p.kind = bench::move_kind(plan, proof.source_bound->element_bytes());
           if (p.kind.rfind("transpose", 0) == 0) p.turn = bench::transpose_turn(plan, proof.source_bound->element_bytes());
           p.ceiling_shares = bench::ceiling_shares(plan, proof.source_bound->element_bytes(), bench::ceiling_key(p.kind, p.turn));
+          p.shortest_own_run = bench::shortest_own_run(plan, proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
         }
       }
@@ -385,6 +389,9 @@ Replayed measure_replay(const std::function<void(int)>& run_kernel, const layout
 struct BesideTiming {
   double kernel_gibs = 0, memcpy_gibs = 0;
   std::vector<double> pattern_ratios;  // per row (Beside::rows), as a ratio to memcpy
+  // The pair's own runs (Beside::own_runs) replayed, the best of the four ways (ReplayTiming's), their
+  // bandwidth over memcpy's; 0 where the pair has none.
+  double own_runs_ratio = 0;
   std::map<std::string, double> best_by_key;  // the best of the rows serving each ceiling key
   double kernel_ratio() const { return kernel_gibs / memcpy_gibs; }
   double best_pattern() const { return pattern_ratios.empty() ? 0 : *std::max_element(pattern_ratios.begin(), pattern_ratios.end()); }
@@ -392,6 +399,7 @@ struct BesideTiming {
 
 struct Beside {
   std::vector<std::size_t> rows;  // into the pattern set's rows
+  std::size_t own_runs = 0, own_runs_bytes = 0;  // the pair's runs cells' runs, observed, and their bytes
   std::map<int, BesideTiming> timings;
 };
 
@@ -403,13 +411,20 @@ struct Measured {
 
 bool is_runs(const std::string& kind) { return kind.rfind("runs", 0) == 0; }
 
-// Phase 3c (--roofline): the kernel, memcpy and each of `rows` of the pattern set (over `from` and `to`,
-// `bytes` each), interleaved per repetition and thread count.
+// Phase 3c (--roofline): the kernel, memcpy, each of `rows` of the pattern set (over `from` and `to`,
+// `bytes` each) and the pair's own runs (`own_runs`, observed in target order, over the arena: replayed in
+// both orders, in one stream and in four), interleaved per repetition and thread count.
 // @pre every row moves `bytes`.
-Beside measure_beside_patterns(const std::function<void(int)>& run_kernel, const bench::PatternSet& set, std::vector<std::size_t> rows, char* from,
-                               char* to, std::size_t bytes, const Options& o) {
+Beside measure_beside_patterns(const std::function<void(int)>& run_kernel, const bench::PatternSet& set, std::vector<std::size_t> rows,
+                               const std::vector<bench::Run>& own_runs, Arena& arena, std::size_t element_bytes, char* from, char* to,
+                               std::size_t bytes, const Options& o) {
   std::map<int, std::vector<double>> kernel_s, memcpy_s;
   std::map<int, std::vector<std::vector<double>>> pattern_s;
+  const std::vector<bench::Run> own_by_source = bench::in_source_order(own_runs);
+  // The replays' ways: {runs, streams}, ReplayTiming's four.
+  const std::pair<const std::vector<bench::Run>*, bench::Streams> ways[] = {
+      {&own_runs, bench::Streams::One}, {&own_by_source, bench::Streams::One}, {&own_runs, bench::Streams::Four}, {&own_by_source, bench::Streams::Four}};
+  std::map<int, std::vector<std::vector<double>>> own_s;  // per thread count, per way
   for (int r = 0; r < o.repetitions; ++r)
     for (int threads : o.threads) {
       std::vector<std::function<void()>> steps;
@@ -418,11 +433,18 @@ Beside measure_beside_patterns(const std::function<void(int)>& run_kernel, const
       pattern_s[threads].resize(rows.size());
       for (std::size_t i = 0; i < rows.size(); ++i)
         steps.push_back([&, i] { pattern_s[threads][i].push_back(seconds_of([&] { set.rows()[rows[i]].move(to, from, threads); })); });
+      own_s[threads].resize(std::size(ways));
+      for (std::size_t w = 0; w < std::size(ways) && !own_runs.empty(); ++w)
+        steps.push_back([&, w] {
+          own_s[threads][w].push_back(seconds_of([&] { bench::replay(*ways[w].first, arena.base(), element_bytes, threads, ways[w].second); }));
+        });
       if (r % 2 == 1) std::reverse(steps.begin(), steps.end());
       for (const auto& step : steps) step();
     }
   Beside out;
   out.rows = std::move(rows);
+  out.own_runs = own_runs.size();
+  for (const bench::Run& run : own_runs) out.own_runs_bytes += std::size_t{run.elements} * element_bytes;
   const double gib = static_cast<double>(bytes) / double(1 << 30);
   for (int threads : o.threads) {
     BesideTiming& t = out.timings[threads];
@@ -431,6 +453,11 @@ Beside measure_beside_patterns(const std::function<void(int)>& run_kernel, const
     for (const auto& times : pattern_s[threads]) t.pattern_ratios.push_back(median(memcpy_s[threads]) / median(times));
     for (std::size_t i = 0; i < out.rows.size(); ++i)
       for (const std::string& key : set.rows()[out.rows[i]].keys) t.best_by_key[key] = std::max(t.best_by_key[key], t.pattern_ratios[i]);
+    if (out.own_runs_bytes > 0) {
+      double best = 0;  // seconds of the fastest way
+      for (const auto& times : own_s[threads]) best = best == 0 ? median(times) : std::min(best, median(times));
+      t.own_runs_ratio = static_cast<double>(out.own_runs_bytes) / best / (static_cast<double>(bytes) / median(memcpy_s[threads]));
+    }
   }
   return out;
 }
@@ -497,11 +524,18 @@ Measured measure(const Pair& p, native::RelayoutKernel kernel, native::RelayoutK
     // Only rows over the pair's own bytes (the sweep's default size: both are --mib MiB).
     std::set<std::size_t> serving;
     for (const auto& [key, share] : p.ceiling_shares)
-      if (!key.empty())
-        for (std::size_t i : patterns.serving(key))
-          if (patterns.rows()[i].bytes == bytes) serving.insert(i);
+      for (std::size_t i : patterns.serving(key))
+        if (patterns.rows()[i].bytes == bytes) serving.insert(i);
     std::vector<std::size_t> rows(serving.begin(), serving.end());
-    if (!rows.empty()) out.beside = measure_beside_patterns(run_kernel, patterns, std::move(rows), from, to, bytes, o);
+    // The runs cells' runs, where the kernel copies elements unchanged: the transposed elements (runs of
+    // one) and packs are shorter than the shortest of them and left out.
+    std::vector<bench::Run> own_runs;
+    if (p.shortest_own_run > 0 && sb.element_bytes() == tb.element_bytes())
+      own_runs = bench::observe_runs([&] { run_kernel(1); }, regions(sb, s), regions(tb, t), static_cast<std::size_t>(sb.element_bytes()), arena.base(),
+                                     static_cast<std::size_t>(p.shortest_own_run));
+    if (!rows.empty() || !own_runs.empty())
+      out.beside = measure_beside_patterns(run_kernel, patterns, std::move(rows), own_runs, arena, static_cast<std::size_t>(sb.element_bytes()), from,
+                                           to, bytes, o);
     if (failed != 0) throw std::runtime_error(p.source + " -> " + p.target + ": the kernel returned an error");
   }
   return out;
@@ -573,7 +607,8 @@ spec::Json replay_json(const Replayed& r) {
 // and the kernel is within 0.9x of that replay, else by the kernel (listed). A transpose or an
 // element-by-element move is held likewise against its ceiling: each share of its elements (ceiling_shares)
 // against its key's pattern (the best row serving the key, timed beside it; phase 0's figure where it was
-// not), the runs of 2 KiB or more against memcpy, their times added; bound by it when that ceiling is
+// not), its runs cells' share against their own runs replayed beside it (memcpy where they were not), their
+// times added; bound by it when that ceiling is
 // under 0.8x and the kernel within 0.9x of it (and not above it by kNotACeiling: then the pattern is no
 // ceiling, listed apart); a ceiling under 0.8x is the measured reason that pair cannot reach 0.8x, whatever
 // the kernel's distance from it. A move of none of those kinds is counted not_replayed.
@@ -613,14 +648,15 @@ class RooflineTally {
     }
   }
   // The pair's ceiling at `threads` as a ratio to memcpy: each ceiling share's time at its key's pattern
-  // (beside the kernel where it was timed so, else phase 0's), memcpy's share at memcpy's; 0 where a key
-  // has no pattern or every share is memcpy's (nothing to hold it against).
+  // (beside the kernel where it was timed so, else phase 0's), the runs cells' share at their own runs
+  // replayed beside it (at memcpy's pace where they were not: a higher ceiling, never a false bound); 0
+  // where a key has no pattern or every share is the runs cells' (nothing to hold it against).
   double pair_ceiling(const Pair& p, const BesideTiming* b, int threads) const {
     double time = 0;
     bool held = false;
     for (const auto& [key, share] : p.ceiling_shares) {
-      if (key.empty()) {
-        time += share;
+      if (key == bench::kOwnRunsKey) {
+        time += share / (b != nullptr && b->own_runs_ratio > 0 ? b->own_runs_ratio : 1.0);
         continue;
       }
       const auto phase0 = ceilings_.find(key);
@@ -655,8 +691,8 @@ class RooflineTally {
                            {"above_pattern", held.above_pattern},
                            {"kernel_of_pattern_min", w.front()},
                            {"kernel_of_pattern_median", median(w)}};
-        std::printf("roofline %dT: %zu %s under 0.8x twice against their pattern (%.2fx of memcpy in phase 0, %zu timed beside it; with their runs of "
-                    "2 KiB or more at memcpy and their 16-byte packs at the pack transpose, ceilings median %.2f), kernel/ceiling min "
+        std::printf("roofline %dT: %zu %s under 0.8x twice against their pattern (%.2fx of memcpy in phase 0, %zu timed beside it; with their runs "
+                    "cells at their own runs replayed and their 16-byte packs at the pack transpose, ceilings median %.2f), kernel/ceiling min "
                     "%.2f median %.2f; %zu bound by it (ceiling under 0.8x, kernel within 0.9x of it), %zu by the kernel, %zu above it (no ceiling)\n",
                     threads, w.size(), kind.c_str(), ceiling, held.timed_beside, median(c), w.front(), median(w), held.bound_by_pattern,
                     held.kernel_bound.size(), held.above_pattern.size());
@@ -886,14 +922,19 @@ int run_sweep(const Options& o) {
     }
     if (timed[i].beside) {
       const Beside& b = *timed[i].beside;
-      spec::Json beside = {{"patterns", spec::Json::array()}};
+      spec::Json beside = {{"patterns", spec::Json::array()}, {"own_runs", b.own_runs}, {"own_runs_bytes", b.own_runs_bytes}};
       for (std::size_t r : b.rows) beside["patterns"].push_back(pattern_set.rows()[r].descriptor);
       std::printf("    beside its patterns:");
       for (const auto& [threads, t] : b.timings) {
-        beside["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs}, {"memcpy_gib_s", t.memcpy_gibs}, {"ratio", t.kernel_ratio()},
-                                                      {"pattern_ratios", t.pattern_ratios}, {"best_pattern_ratio", t.best_pattern()}};
-        std::printf("  %dT kernel %.2fx, best pattern %.2fx of memcpy", threads, t.kernel_ratio(), t.best_pattern());
+        beside["threads"][std::to_string(threads)] = {{"kernel_gib_s", t.kernel_gibs},       {"memcpy_gib_s", t.memcpy_gibs},
+                                                      {"ratio", t.kernel_ratio()},          {"pattern_ratios", t.pattern_ratios},
+                                                      {"best_pattern_ratio", t.best_pattern()}, {"own_runs_ratio", t.own_runs_ratio},
+                                                      {"pair_ceiling", roofline.pair_ceiling(p, &t, threads)}};
+        std::printf("  %dT kernel %.2fx, best pattern %.2fx", threads, t.kernel_ratio(), t.best_pattern());
+        if (b.own_runs > 0) std::printf(", own runs %.2fx", t.own_runs_ratio);
+        std::printf(", pair ceiling %.2fx of memcpy", roofline.pair_ceiling(p, &t, threads));
       }
+      if (b.own_runs > 0) std::printf(" (%zu own runs of %.0f B on average)", b.own_runs, static_cast<double>(b.own_runs_bytes) / static_cast<double>(b.own_runs));
       std::printf("\n");
       row["beside_patterns"] = beside;
     }

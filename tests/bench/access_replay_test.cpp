@@ -2,7 +2,9 @@
 // moves the same bytes. Moves here are the test's own block copies, with random block orders, lengths and
 // target holes, at every element size the shipped layouts use.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <numeric>
 #include <random>
 
@@ -89,6 +91,35 @@ TEST_CASE("access replay: the observed runs are the move's, and replaying them m
       }
     }
   }
+}
+
+TEST_CASE("access replay: a shortest run kept drops exactly the shorter runs", "[bench][replay]") {
+  std::size_t dropped = 0;
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed);
+    const std::size_t e = 2;
+    const std::vector<Block> blocks = random_blocks(rng, 1 + rng() % 60, 12);
+    Arena arena;
+    bench::Region source{arena.base() + 64 * e, 0}, target{arena.base() + (std::size_t{1} << 19), 0};
+    for (const Block& b : blocks) source.bytes = std::max(source.bytes, (b.from + b.elements) * e), target.bytes = std::max(target.bytes, (b.to + b.elements) * e);
+    auto move = [&] {
+      for (const Block& b : blocks) std::memcpy(target.base + b.to * e, source.base + b.from * e, b.elements * e);
+    };
+    const std::vector<bench::Run> all = bench::observe_runs(move, {source}, {target}, e, arena.base());
+    const std::size_t shortest = 1 + rng() % 10;
+    INFO("seed " << seed << ", shortest kept " << shortest);
+    std::vector<bench::Run> expected;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(expected), [&](const bench::Run& r) { return r.elements >= shortest; });
+    const std::vector<bench::Run> kept = bench::observe_runs(move, {source}, {target}, e, arena.base(), shortest);
+    REQUIRE(kept.size() == expected.size());
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      CHECK(kept[i].from == expected[i].from);
+      CHECK(kept[i].to == expected[i].to);
+      CHECK(kept[i].elements == expected[i].elements);
+    }
+    dropped += all.size() - kept.size();
+  }
+  CHECK(dropped > 0);  // the filter acted on some seeds: the equality above is not of two unfiltered lists
 }
 
 TEST_CASE("access replay: source order sorts the same runs by where they are read", "[bench][replay]") {

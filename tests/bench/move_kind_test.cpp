@@ -70,12 +70,25 @@ TEST_CASE("move kind: the legacy cache's value tiles and key packs turn the same
   }
 }
 
-TEST_CASE("move kind: llama.cpp's transposed V beside its key's whole rows holds half the elements at memcpy, and runs have no turn", "[bench][roofline]") {
+TEST_CASE("move kind: llama.cpp's transposed V beside its key's rows holds half the elements against the key's own runs, and runs have no turn",
+          "[bench][roofline]") {
+  // Whole 2 KiB rows (an NHD source) and 256-byte head rows (HF's HND tensors, FlashInfer's HND pages)
+  // alike: each key cell is held against its own runs replayed, the value tile against the row transpose.
+  for (const auto& [source, target, run_elements] : {std::tuple{"vllm-flash-nhd", "llamacpp-vtrans", 1024}, std::tuple{"llamacpp-vtrans", "hf-dynamic", 128},
+                                                     std::tuple{"flashinfer-hnd", "llamacpp-vtrans", 128}}) {
+    INFO(source << " -> " << target);
+    const Planned p = planned(source, target);
+    CHECK(p.kind.rfind("transpose", 0) == 0);
+    REQUIRE(p.shares.size() == 2);
+    REQUIRE(p.shares.count(bench::kOwnRunsKey));
+    CHECK(p.shares.at(bench::kOwnRunsKey) == Approx(0.5));
+    CHECK(p.shares.at(bench::ceiling_key(p.kind, p.turn)) == Approx(0.5));
+    CHECK(bench::shortest_own_run(p.plan, 2) == run_elements);
+    std::size_t own = 0;
+    for (const emit::Cell& c : p.plan.cells) own += bench::is_own_runs_cell(p.plan, c, 2);
+    CHECK(own == 1);
+  }
   const Planned v = planned("vllm-flash-nhd", "llamacpp-vtrans");
-  CHECK(v.kind.rfind("transpose", 0) == 0);
-  REQUIRE(v.shares.count(""));
-  CHECK(v.shares.at("") == Approx(0.5));
-  CHECK(v.shares.at(bench::ceiling_key(v.kind, v.turn)) == Approx(0.5));
   for (const emit::Cell& c : v.plan.cells) CHECK(bench::pack_turn(v.plan, c, 2).empty());  // the control: long runs and tiles are no packs
   const Planned r = planned("vllm-flash-nhd", "vllm-flash-hnd");
   CHECK(r.kind.rfind("runs", 0) == 0);
@@ -96,6 +109,7 @@ TEST_CASE("move kind: llama.cpp's transposed V from or into pages of K and V int
     // The key's 256-byte pieces are held against the same pattern, which carries them too.
     REQUIRE(p.shares.size() == 1);
     CHECK(p.shares.count(bench::ceiling_key(p.kind, p.turn)) == 1);
+    CHECK(bench::shortest_own_run(p.plan, 2) == 0);
   }
   // The controls: a key in its own tensor (vLLM's flash layout) and one in the same tensor but a whole
   // block of heads away (FlashInfer's HND pages) leave the V rows whole lines.
@@ -105,10 +119,12 @@ TEST_CASE("move kind: llama.cpp's transposed V from or into pages of K and V int
   }
 }
 
-TEST_CASE("move kind: rows are interleaved only with another cell's in the same instances of the same tensor, at most one row apart", "[bench][roofline]") {
+TEST_CASE("move kind: rows are interleaved only with another cell's in the same instances of the same tensor, at most one row apart, "
+          "and a runs cell between them is the tile pattern's", "[bench][roofline]") {
   // vllm-flash-nhd -> llamacpp-vtrans: the key cell reads its own tensor. Made to read the value cell's
-  // tensor and instances at the row after it, the turn is interleaved; in other instances of that tensor
-  // (K and V allocated apart, per layer and kv) or more than a row away, it is not.
+  // tensor and instances at the row after it, the turn is interleaved and the key cell is carried by the
+  // interleaved row transpose (no share of its own); in other instances of that tensor (K and V allocated
+  // apart, per layer and kv) or more than a row away, neither: it is held against its own runs again.
   Planned p = planned("vllm-flash-nhd", "llamacpp-vtrans");
   REQUIRE(p.plan.cells.size() == 2);
   const bool first_is_tile = p.plan.cells[0].tile_target_contiguous >= 0;
@@ -116,14 +132,22 @@ TEST_CASE("move kind: rows are interleaved only with another cell's in the same 
   emit::Cell& runs = p.plan.cells[first_is_tile ? 1 : 0];
   REQUIRE(tile.tile_source_rows_gathered);
   REQUIRE(p.turn == "whole lines, source rows gathered");
+  REQUIRE(bench::is_own_runs_cell(p.plan, runs, 2));
+  CHECK_FALSE(bench::is_own_runs_cell(p.plan, tile, 2));
   runs.source.tensor = tile.source.tensor;
   runs.source.view = tile.source.view;
   runs.source.instance_first = tile.source.instance_first;
   runs.source.constant = tile.source.constant + tile.tile_source_extent;
   CHECK(bench::transpose_turn(p.plan, 2) == "K and V interleaved, source rows gathered");
+  CHECK_FALSE(bench::is_own_runs_cell(p.plan, runs, 2));
+  CHECK(bench::shortest_own_run(p.plan, 2) == 0);
+  CHECK(bench::ceiling_shares(p.plan, 2, "pair").size() == 1);
   runs.source.instance_first = tile.source.instance_first + 32;
   CHECK(bench::transpose_turn(p.plan, 2) == "whole lines, source rows gathered");
+  CHECK(bench::is_own_runs_cell(p.plan, runs, 2));
   runs.source.instance_first = tile.source.instance_first;
   runs.source.constant = tile.source.constant + tile.tile_source_extent + 1;
   CHECK(bench::transpose_turn(p.plan, 2) == "whole lines, source rows gathered");
+  CHECK(bench::is_own_runs_cell(p.plan, runs, 2));
+  CHECK(bench::ceiling_shares(p.plan, 2, "pair").at(bench::kOwnRunsKey) == Approx(0.5));
 }
