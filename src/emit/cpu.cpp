@@ -576,6 +576,17 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
 // 0.98-1.00x / 1.62-1.64x (0.73-0.74x with one stream either way).
 std::int64_t run_prefetch_bytes(std::int64_t bytes) { return std::min<std::int64_t>(bytes, 4096); }
 
+// The smallest staged box (staged_box_bytes) that has a straight alternative, taken where the call's CPU
+// streams such boxes straight (kv_staged_boxes_wanted: on Ice Lake server CPUs). Measured there, every pair
+// out of vllm-paged-legacy (`kvlayout_bench_sweep --ab KVLAYOUT_STAGE_BOXES=on`, 256 MiB, one process of 5
+// interleaved repetitions, 1 / 2 threads): 32 KiB boxes (a token-major block) straight 1.10x / 1.18x as
+// fast into flashinfer-nhd, 1.13 / 1.08 lmcache-2ltd, 1.15 / 1.06 sglang-host-layer-first, 1.05 / 1.03
+// vllm-flash-nhd; 4 KiB boxes (a head's block) 0.93 / 0.96 flashinfer-hnd, 0.87 / 1.01 vllm-flash-hnd, 0.93
+// / 0.99 hf-dynamic, 1.05 / 0.98 trtllm-pool, 1.03 / 1.02 dynamo-universal, so those stay staged (kernels
+// with no staged box read 0.87-1.16x in the same run: the noise of one run). Two 32 KiB stages exceed
+// that CPU's 48 KiB first-level cache, two 4 KiB ones do not: a likely reason, not a measured one.
+constexpr std::int64_t kStraightBoxBytes = std::int64_t{16} << 10;
+
 // The bytes of a tile's staged box (see print_copy's whole-line transposes), or 0: a 16-bit tile whose 32
 // columns at a time make whole 64-byte target lines, whose target rows abut into one span of at most
 // 64 KiB, moved without conversion and without a bound along the columns (the legacy vLLM value cache's
@@ -682,10 +693,25 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       };
       if (staged) {
         // Every column is staged (across.extent is a multiple of 32, no guard along it): the box is whole.
+        // A box of kStraightBoxBytes or more, where the call's CPU streams such boxes straight
+        // (kv_staged_boxes), has the same steps write the target: the source's pages read four at a time as
+        // staged, nothing prefetched (measured on vllm-paged-legacy -> vllm-flash-nhd: the next block's step
+        // prefetched 1.09x / 1.13x as fast as staged, nothing 1.14x / 1.18x, one process each).
         const std::int64_t steps = across.extent / 32, piece = box_bytes / steps;
+        const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;";
+        const bool straight_alternative = box_bytes >= kStraightBoxBytes;
+        if (straight_alternative) {
+          w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+          w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
+          w.line(step);
+          transposes(d, "across_at", true);
+          w.close();
+          w.close();
+          w.open("else");
+        }
         w.line("char* const kv_stage = kv_stages[kv_half];");
         w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
-        w.line("const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;");
+        w.line(step);
         // The next block's same step prefetched (a long span: kv_prefetch_run follows the CPU's policy).
         // Measured on an Intel Xeon, 256 MiB, three runs of `--ab` in one process each (the prefetch
         // switched alone), 1 / 2 threads: out of vllm-paged-legacy into head-major targets, whose 4 KiB
@@ -699,9 +725,10 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(piece) + ">(kv_pending + q * " + i64(piece) + ", kv_stages[kv_half ^ 1] + q * " +
                i64(piece) + ");");
         w.close();
-        w.line("across_done = " + i64(across.extent) + ";");
         w.line("if (reinterpret_cast<uintptr_t>(" + d + ") % 16 == 0) kv_pending = " + d + ", kv_half ^= 1;");
         w.line("else std::memcpy(" + d + ", kv_stage, " + std::to_string(box_bytes) + "), kv_pending = nullptr;");
+        if (straight_alternative) w.close();
+        w.line("across_done = " + i64(across.extent) + ";");
       } else {
         w.open("for (const int64_t across_lines = " + across_lines + "; across_done + 32 <= across_lines; across_done += 32)");
         prefetch_rows(" + across_done * " + i64(source_row), 32, source_row, down.extent);
@@ -2124,6 +2151,30 @@ static std::atomic<bool> kv_long_prefetches{true};
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};
 
+// Whether a call stages the large boxes of whole-line tiles out of token-fastest rows (vLLM's legacy
+// value cache's 16-token rows into token-major blocks: kStraightBoxBytes in kvlayout's emit/cpu.cpp), each
+// box transposed into a stack buffer and streamed out beside the next, or streams each box's lines
+// straight into the target: staged everywhere but on Ice Lake server CPUs (this is a choice by CPU model,
+// not vendor), unless the environment says KVLAYOUT_STAGE_BOXES=on or off (the tests run the kernels both
+// ways against the byte oracle). Measured: on an AMD EPYC (Zen 3) staged 0.59-0.64x of memcpy against
+// straight 0.37-0.39x, on an Intel Xeon with 2 MiB of L2 per core 0.72-0.79x against 0.63-0.67x
+// (bench/README.md); on an Ice Lake-class Xeon (family 6 model 106, 48 KiB of L1d, 1.25 MiB of L2) the
+// bare patterns straight 0.73x / 0.74x at 1 / 2 threads against staged 0.65x / 0.58x, and
+// vllm-paged-legacy -> vllm-flash-nhd's kernel with its value boxes straight 1.06-1.14x / 1.10-1.18x as
+// fast (two processes of 7 interleaved repetitions).
+[[maybe_unused]] static inline bool kv_staged_boxes_wanted() {
+  const char* forced = std::getenv("KVLAYOUT_STAGE_BOXES");
+  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
+  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+#if KV_X86_DISPATCH
+  return !__builtin_cpu_is("icelake-server");
+#else
+  return true;
+#endif
+}
+// Read by the tiles with a staged box; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_staged_boxes{true};
+
 // Whether a call walks the nests kept in the target's order only because it reads a few streams while the
 // source's order would scatter the writes (kvlayout's plan.hpp, CpuOrder::by_source) in the source's order
 // instead: on AMD CPUs, or where the environment says KVLAYOUT_SOURCE_ORDER=on (=off forces the target's;
@@ -2286,11 +2337,12 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted,");
-  w.line("// kv_reads_by_source_wanted, kv_instance_groups_wanted, kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted)");
-  w.line("// this call runs with.");
+  w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_instance_groups_wanted, kv_read_streams_in_groups_wanted,");
+  w.line("// kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
+  w.line("kv_staged_boxes.store(kv_staged_boxes_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
   w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");

@@ -176,9 +176,9 @@ struct Control {
 // control wrong where it must be caught.
 void check_exact_with_controls(const test::KernelLibrary& library, const enumerate::Enumerated& S, const enumerate::Enumerated& T,
                                const std::string& name, const std::vector<Control>& controls,
-                               const std::vector<std::int64_t>& token_counts = {64, 37}) {
+                               const std::vector<std::int64_t>& token_counts = {64, 37}, std::optional<bool> staged = std::nullopt) {
   for (const std::string& variant : test::isa_variants()) {
-    test::ScopedIsa isa(variant);
+    test::ScopedIsa isa(variant, staged.value_or(variant != "baseline"));
     for (std::size_t k = 0; k < 3; ++k) {
       for (int threads : {1, 3}) {
         for (std::int64_t n : token_counts) {
@@ -228,7 +228,9 @@ struct Edit {
 
 // `code` (the pair's kernel) and one broken kernel per edit against the oracle, each broken kernel caught
 // at every token count and thread count check_exact_with_controls runs.
-void check_edits_caught_everywhere(const StreamingPair& pair, const std::string& code, const std::vector<Edit>& edits) {
+// `staged`: the staged choices (test::ScopedIsa) forced in every variant, where given.
+void check_edits_caught_everywhere(const StreamingPair& pair, const std::string& code, const std::vector<Edit>& edits,
+                                   std::optional<bool> staged = std::nullopt) {
   std::vector<std::string> sources{code};
   std::vector<Control> controls;
   for (const Edit& e : edits) {
@@ -237,7 +239,7 @@ void check_edits_caught_everywhere(const StreamingPair& pair, const std::string&
   }
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
-  check_exact_with_controls(library, pair.source, pair.target, pair.options.name, controls);
+  check_exact_with_controls(library, pair.source, pair.target, pair.options.name, controls, {64, 37}, staged);
 }
 
 }  // namespace
@@ -1240,7 +1242,7 @@ TEST_CASE("the kernel tests see K riding V's row blocks: a kernel whose K skips 
   // are copied inside V's row blocks and whose head is walked inside them. The first broken kernel's K
   // skips the last row of every block of 32 (a rider loop one short); the second's blocks read every
   // head's V at head 0's columns (a folded mode's source step lost).
-  for (const std::string& broken : {"rider_row_short", "fold_step_lost"}) {
+  for (const std::string broken : {"rider_row_short", "fold_step_lost"}) {
     INFO(broken);
     ControlKernels c = control_kernels("vllm033-blnhc", "llamacpp-vtrans", "ridden", broken);
     REQUIRE(c.good.find("cell 0 (kv_cache -> k; kv 0..0): loops layer head token_div16 token_mod16; run 16 element(s) dim, inside cell 1's row blocks") !=
@@ -1262,11 +1264,12 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
   // box's columns whole lines; streaming is forced. The key box is streamed out a box behind too, a piece
   // per step of its quarters (staged_runs_pieces). Controls: every quarter reading the first one's heads,
   // the pending box streamed from the buffer being staged (in the value tiles, and in the key box), and
-  // the last pending box never streamed out.
+  // the last pending box never streamed out. A box of 4 KiB has no straight alternative.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 32}}, "staged");
   const std::string code = emit::emit_kernel(pair.proof, pair.options);
   REQUIRE(code.find("kv_quarter_at") != std::string::npos);
   REQUIRE(code.find("kv_pending = ") != std::string::npos);
+  REQUIRE(code.find("kv_staged_boxes.load(") == std::string::npos);
   // Each step prefetches the next block's same step (32 columns of 16-token rows: 1 KiB).
   REQUIRE(code.find("kv_prefetch_run<1024>(pS + oS1 * 2 + (source_next + across_at * INT64_C(16)) * 2);") != std::string::npos);
   check_edits_caught_everywhere(
@@ -1275,6 +1278,23 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
        {"staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "},
        {"staged_runs_wrong_buffer", "kv_stages[kv_half ^ 1] + (kv_quarter_at * ", "kv_stages[kv_half] + (kv_quarter_at * "},
        {"staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, "}});
+}
+
+TEST_CASE("large value boxes streamed straight where the CPU takes them move the oracle's bytes, and broken steps are caught", "[emit][kernels]") {
+  // Heads of 128 bf16 make the legacy value box 16 KiB (kStraightBoxBytes): where the call's CPU streams
+  // such boxes straight (KVLAYOUT_STAGE_BOXES=off), the staged box's steps write the target. Controls,
+  // straight: every step written to the first step's columns, and every step read from the first's;
+  // staged (KVLAYOUT_STAGE_BOXES=on): the pending box streamed from the buffer being staged.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 128}}, "straight");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  const std::string straight = "kv_transpose_lines16(pT + oT1 * 2 + (across_at + down0 * ";
+  REQUIRE(code.find("if (!kv_staged_boxes.load(std::memory_order_relaxed))") != std::string::npos);
+  REQUIRE(code.find(straight) != std::string::npos);
+  check_edits_caught_everywhere(pair, code,
+                                {{"straight_one_target_step", straight, "kv_transpose_lines16(pT + oT1 * 2 + (0 * across_at + down0 * "},
+                                 {"straight_one_source_step", "INT64_C(16) + down0) * 2, INT64_C(32), true);", "0 * INT64_C(16) + down0) * 2, INT64_C(32), true);"}},
+                                false);
+  check_edits_caught_everywhere(pair, code, {{"large_staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "}}, true);
 }
 
 TEST_CASE("a legacy block staged whole into a slot pool's gathered rows, values and keys, moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
