@@ -499,6 +499,23 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
     CHECK_THAT(code, Catch::Contains("const int64_t source_next = token_mod16 + 2 < token_mod16_end ? INT64_C(256) : INT64_C(0);"));
   }
+  SECTION("SGLang's 256 KiB host pages (64 tokens) of one tensor, read inside in K's and V's streams: nothing") {
+    auto p = plan_for("sglang-host-page-first-direct", "lmcache056-packed", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    const int block = level_of(c, "token_div64");
+    REQUIRE(block >= 0);
+    // The control: the page is past the limit, and a loop inside it steps the source by a stride, which
+    // a block of several tensor instances would take (the section above).
+    std::int64_t block_bytes = 2 * c.run_elements;
+    for (std::size_t l = static_cast<std::size_t>(block) + 1; l < c.loops.size(); ++l) block_bytes *= c.modes[static_cast<std::size_t>(c.loops[l])].extent;
+    CHECK(block_bytes == 256 * 1024);
+    CHECK(block_bytes > emit::kFarthestPrefetchBytes);
+    CHECK(c.source.instance_coord < 0);
+    CHECK(emit::prefetch_step(c, 2).level == -1);
+    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    CHECK_THAT(code, !Catch::Contains("source_next"));
+  }
 }
 
 TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks unprefetched", "[emit][plan]") {
