@@ -840,6 +840,7 @@ template <int64_t BYTES>
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_prefetch_run(const char* p) {
   if (BYTES >= kv_long_prefetch_bytes && !kv_long_prefetches.load(std::memory_order_relaxed)) return;
+  if (BYTES < kv_long_prefetch_bytes && !kv_short_prefetches.load(std::memory_order_relaxed)) return;
   kv_prefetch<BYTES>(p);
 }
 
@@ -2137,6 +2138,17 @@ constexpr int64_t kv_long_prefetch_bytes = 1024;
 // environment changes between calls).
 static std::atomic<bool> kv_long_prefetches{true};
 
+// Whether a call prefetches the shorter spans of its runs (kv_prefetch_run under kv_long_prefetch_bytes:
+// a 256-byte run, a 16-byte pack's line): everywhere unless the environment says
+// KVLAYOUT_SHORT_PREFETCH=off (the tests run the kernels both ways against the byte oracle). Measured on an
+// Ice Lake-class Xeon, `kvlayout_bench_sweep --ab KVLAYOUT_SHORT_PREFETCH=off` over 90 pairs (80 of runs of
+// 256 B .. 2 KiB and 10 into or out of vllm-paged-legacy, 256 MiB, one process of 5 interleaved
+// repetitions): with them 1.01x / 1.00x as fast at median (0.90-1.12x / 0.86-1.13x), faster in 51 / 46 of
+// 83 kernels; the same kernel measured 1.15x as fast without them in another process, so no CPU is set off.
+[[maybe_unused]] static inline bool kv_short_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_SHORT_PREFETCH", true, true); }
+// Read by every short prefetch of a run; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_short_prefetches{true};
+
 // Whether a call writes the target rows of gathered-row tiles that have a staged alternative (whole lines
 // on both sides, e.g. llama.cpp's transposed V, into it or out of it) in staged bursts of 256 elements
 // rather than a line per block: on AMD CPUs, or where the environment says KVLAYOUT_STAGE=on (=off forces
@@ -2336,11 +2348,12 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, false);
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
-  w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_staged_bursts_wanted,");
+  w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_instance_groups_wanted, kv_read_streams_in_groups_wanted,");
   w.line("// kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
+  w.line("kv_short_prefetches.store(kv_short_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_boxes.store(kv_staged_boxes_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");

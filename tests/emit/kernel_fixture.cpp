@@ -45,6 +45,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged) : ScopedIsa(varian
 ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
+  setenv("KVLAYOUT_SHORT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE_BOXES", staged ? "on" : "off", 1);
@@ -54,6 +55,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
   unsetenv("KVLAYOUT_PREFETCH");
+  unsetenv("KVLAYOUT_SHORT_PREFETCH");
   unsetenv("KVLAYOUT_ROW_PREFETCH");
   unsetenv("KVLAYOUT_STAGE");
   unsetenv("KVLAYOUT_STAGE_BOXES");
