@@ -2103,10 +2103,15 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_rows32_avx5
 // be able to force it): `on_amd` on AMD, `elsewhere` on any other CPU (and off x86), unless the
 // environment's `name` says on or off (the tests run the kernels both ways against the byte oracle). Each
 // choice below says what was measured.
-[[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool on_amd, bool elsewhere) {
+// The environment's `name` as a forced choice: 1 for "on", 0 for "off", -1 otherwise (unset included).
+[[maybe_unused]] static inline int kv_forced_choice(const char* name) {
   const char* forced = std::getenv(name);
-  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
-  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+  if (forced != nullptr && std::strcmp(forced, "off") == 0) return 0;
+  if (forced != nullptr && std::strcmp(forced, "on") == 0) return 1;
+  return -1;
+}
+[[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool on_amd, bool elsewhere) {
+  if (const int forced = kv_forced_choice(name); forced >= 0) return forced == 1;
 #if KV_X86_DISPATCH
   return __builtin_cpu_is("amd") ? on_amd : elsewhere;
 #else
@@ -2175,9 +2180,7 @@ static std::atomic<bool> kv_staged_bursts{false};
 // vllm-paged-legacy -> vllm-flash-nhd's kernel with its value boxes straight 1.06-1.14x / 1.10-1.18x as
 // fast (two processes of 7 interleaved repetitions).
 [[maybe_unused]] static inline bool kv_staged_boxes_wanted() {
-  const char* forced = std::getenv("KVLAYOUT_STAGE_BOXES");
-  if (forced != nullptr && std::strcmp(forced, "off") == 0) return false;
-  if (forced != nullptr && std::strcmp(forced, "on") == 0) return true;
+  if (const int forced = kv_forced_choice("KVLAYOUT_STAGE_BOXES"); forced >= 0) return forced == 1;
 #if KV_X86_DISPATCH
   return !__builtin_cpu_is("icelake-server");
 #else
