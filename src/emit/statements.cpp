@@ -214,6 +214,13 @@ PrefetchStep next_instance_step(const Cell& cell, int block, int source_bytes) {
 
 }  // namespace
 
+// Whether `loops` read the source in 2 to kMostStreams page-long streams at once, which the hardware
+// prefetcher follows: the one home of that test for prefetch_step's two uses.
+static bool read_in_few_page_streams(const Cell& cell, const std::vector<int>& loops, int source_bytes) {
+  const std::int64_t reads = streams_along(cell, loops, cell.source, kLeastReadStreamBytes / source_bytes);
+  return reads >= 2 && reads <= kMostStreams;
+}
+
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes) {
   int block = -1;
   for (const Atom& a : cell.source.atoms) {
@@ -242,13 +249,11 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     bool instance_inside = false;
     if (cell.source.instance_coord >= 0)
       for (int m : cell.coords[static_cast<std::size_t>(cell.source.instance_coord)].modes) instance_inside = instance_inside || level_of(cell, m) > block;
-    const std::int64_t reads = instance_inside ? 0 : streams_along(cell, inside, cell.source, kLeastReadStreamBytes / source_bytes);
-    if (reads >= 2 && reads <= kMostStreams) return {};
+    if (!instance_inside && read_in_few_page_streams(cell, inside, source_bytes)) return {};
   }
   if (block < 0) {
     if (cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64 || whole_block_bytes >= kNearestPrefetchBytes) return {};
-    const std::int64_t reads = streams_along(cell, cell.loops, cell.source, kLeastReadStreamBytes / source_bytes);
-    if (reads >= 2 && reads <= kMostStreams) return {};
+    if (read_in_few_page_streams(cell, cell.loops, source_bytes)) return {};
   }
   // No table, or its next block too far ahead: a loop (inside the block) that steps the source by a
   // stride. The innermost whose one iteration reads kNearestPrefetchBytes (with no table, the first pass
