@@ -36,12 +36,16 @@ enum class TransposeWay { Streamed, Staged };
 enum class TransposeUnit { Element, Pack16 };
 
 // Block k of the move reads `from` at block from_order[k] and writes `to` at block to_order[k], the blocks
-// split evenly across `threads`. AVX2 where the CPU has it (8 x 16 unpack networks, whole 64-byte target
+// split evenly across `threads`. With `token_rows`, the token-major side's 16 rows of block k lie apart
+// instead, token t's at 2 KiB row (*token_rows)[16 k + t] (vLLM's legacy cache against a slot pool, whose
+// token rows the slot table places one by one: move_kind's "transpose, gathered rows" out of or into
+// token-fastest); that side's block order is then unused. AVX2 where the CPU has it (8 x 16 unpack networks, whole 64-byte target
 // lines streamed, as the kernels' kv_transpose_lines16 / kv_transpose_columns16), element by element
 // otherwise.
-// @pre from and to 64-byte aligned; from_order and to_order of equal length, their entries in range.
+// @pre from and to 64-byte aligned; from_order and to_order of equal length, their entries in range;
+// token_rows, if given, holds 16 rows per block, each in range.
 void transpose_blocks(char* to, const char* from, const std::vector<std::uint32_t>& from_order, const std::vector<std::uint32_t>& to_order,
                       TransposeDirection direction, int threads, TransposeWay way = TransposeWay::Streamed,
-                      TransposeUnit unit = TransposeUnit::Element);
+                      TransposeUnit unit = TransposeUnit::Element, const std::vector<std::uint32_t>* token_rows = nullptr);
 
 }  // namespace kvlayout::bench

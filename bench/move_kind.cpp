@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "pattern_set.hpp"
 
@@ -69,17 +70,37 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
   return turns.size() == 1 ? *turns.begin() : "";
 }
 
-std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
-  if (c.tile_target_contiguous >= 0 || c.run_elements < 2 || c.run_elements * element_bytes >= 256) return "";
+namespace {
+
+// A cell of 16-byte packs' two token-side loops: the one carrying on contiguously after the run in the
+// source and in the target (pack_turn), or {-1, -1} where the cell is not such a cell.
+std::pair<int, int> pack_next_modes(const emit::Cell& c, std::int64_t element_bytes) {
+  if (c.tile_target_contiguous >= 0 || c.run_elements < 2 || c.run_elements * element_bytes >= 256) return {-1, -1};
   int source_next = -1, target_next = -1;
   for (int m : c.loops) {
     if (c.source.stride[static_cast<std::size_t>(m)] == c.run_elements) source_next = m;
     if (c.target.stride[static_cast<std::size_t>(m)] == c.run_elements) target_next = m;
   }
-  if (source_next < 0 || target_next < 0 || source_next == target_next) return "";
+  if (source_next < 0 || target_next < 0 || source_next == target_next) return {-1, -1};
+  return {source_next, target_next};
+}
+
+}  // namespace
+
+std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
+  const auto [source_next, target_next] = pack_next_modes(c, element_bytes);
+  if (source_next < 0) return "";
   auto is_token = [&](int m) { return c.modes[static_cast<std::size_t>(m)].coord == plan.token_coord; };
   if (is_token(source_next) == is_token(target_next)) return "";
   return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
+}
+
+bool pack_rows_one_by_one(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
+  const std::string turn = pack_turn(plan, c, element_bytes);
+  if (turn.empty()) return false;
+  const auto [source_next, target_next] = pack_next_modes(c, element_bytes);
+  const bool out = turn == "out of token-fastest";
+  return emit::read_by_atoms(out ? c.target : c.source, out ? source_next : target_next);
 }
 
 bool is_own_runs_cell(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes) {
@@ -102,7 +123,8 @@ std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_
     all += e;
     const std::string packs = pack_turn(plan, c, element_bytes);
     if (is_own_runs_cell(plan, c, element_bytes)) elements[kOwnRunsKey] += e;
-    else if (!packs.empty()) elements[ceiling_key("transpose, packs", packs)] += e;
+    else if (!packs.empty())
+      elements[ceiling_key(pack_rows_one_by_one(plan, c, element_bytes) ? "transpose, packs, gathered rows" : "transpose, packs", packs)] += e;
     else elements[pair_key] += e;
   }
   for (auto& [key, e] : elements) e = all > 0 ? e / all : 0;

@@ -34,6 +34,11 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes);
 // the target's is. Empty for any other cell.
 std::string pack_turn(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes);
 
+// Whether a cell of 16-byte packs that turns (pack_turn) places its token-major side's rows one by one: the
+// token loop following the pack on the token-fastest side feeds the other side's table lookups (vLLM's
+// legacy key cache against a slot pool, each token's row at its own slot).
+bool pack_rows_one_by_one(const emit::Plan& plan, const emit::Cell& cell, std::int64_t element_bytes);
+
 // The ceiling key of a pair's cells copied in runs (untiled, two elements or more, not 16-byte packs, not
 // lying between a tile's gathered rows: those K pieces are the interleaved row transpose's, moved with it):
 // held against those runs of its own, observed and replayed beside the kernel (access_replay.hpp); at
@@ -51,7 +56,8 @@ std::int64_t shortest_own_run(const emit::Plan& plan, std::int64_t element_bytes
 // Of a plan's moved elements (each cell counted at full capacity: every mode's whole extent), the share the
 // roofline holds against each ceiling key: cells copied in runs against their own runs replayed
 // (kOwnRunsKey); cells of 16-byte packs transposed against the pack transpose of their turn ("transpose,
-// packs (...)": the legacy key cache beside its value tiles); every other cell (tiles, single elements)
+// packs (...)": the legacy key cache beside its value tiles), with its token rows one by one where the cell
+// places them so ("transpose, packs, gathered rows (...)", pack_rows_one_by_one); every other cell (tiles, single elements)
 // against `pair_key`. A pair whose K is copied in 2 KiB runs and whose V is transposed (llama.cpp's, from an
 // NHD source) moves half its bytes at its runs' pace: on an Ice Lake-class Xeon, llamacpp-vtrans ->
 // vllm-flash-nhd's K alone (2 KiB rows read in order, written to random pages) ran 0.75x of memcpy and its

@@ -79,8 +79,14 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
     }
   }
   // The tile transposes' pattern (block_transpose.hpp): whole 32 KiB blocks transposed, each way; out of
-  // token-fastest both streamed and staged (which is better depends on the CPU).
+  // token-fastest both streamed and staged (which is better depends on the CPU). The same blocks of 16-byte
+  // packs (vLLM's legacy key cache, [128 packs][16 tokens], against [16 tokens][128 packs]). And both with
+  // the token-major side's 16 rows of each block placed one by one, each at a random 2 KiB row of the same
+  // 4 MiB (the legacy cache against a slot pool, whose slot table places each token's row: SGLang's token
+  // pool, llama.cpp's cells), which serve the transposes of gathered rows that turn one way and their
+  // packs: a pattern writing whole blocks runs at a pace no kernel writing rows one by one is held to.
   std::tie(block_from_, block_to_) = orders_within_4_mib(bytes / kTransposeBlockBytes, kTransposeBlockBytes);
+  token_rows_ = orders_within_4_mib(bytes / (kTransposeBlockBytes / kBlockTokens), kTransposeBlockBytes / kBlockTokens).second;
   struct BlockTranspose {
     TransposeDirection direction;
     TransposeWay way;
@@ -89,24 +95,24 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
   const BlockTranspose blocks[] = {{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, "out of token-fastest"},
                                    {TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, "out of token-fastest"},
                                    {TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, "into token-fastest"}};
-  for (const BlockTranspose& b : blocks) {
-    const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
-    std::vector<std::string> keys;
-    for (const char* kind : {"transpose", "transpose, gathered rows"}) keys.insert(keys.end(), {kind, ceiling_key(kind, b.name)});
-    rows_.push_back({{{"transpose", b.name}, {"way", way}, {"block_bytes", kTransposeBlockBytes}},
-                     std::string("32 KiB blocks transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides", keys, bytes,
-                     [this, b](char* to, const char* from, int threads) { transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way); }});
-  }
-  // The pack transposes' pattern: the same blocks as [128 packs][16 tokens] of 16-byte packs (vLLM's legacy
-  // key cache) against [16 tokens][128 packs], each way, streamed.
-  for (const BlockTranspose& b : blocks) {
-    const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
-    rows_.push_back({{{"transpose", b.name}, {"way", way}, {"unit", "16-byte packs"}, {"block_bytes", kTransposeBlockBytes}},
-                     std::string("32 KiB blocks of 16-byte packs transposed ") + b.name + ", " + way + ", random within 4 MiB, both sides",
-                     {ceiling_key("transpose, packs", b.name)}, bytes, [this, b](char* to, const char* from, int threads) {
-                       transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way, TransposeUnit::Pack16);
-                     }});
-  }
+  for (const TransposeUnit unit : {TransposeUnit::Element, TransposeUnit::Pack16})
+    for (const bool scattered : {false, true})
+      for (const BlockTranspose& b : blocks) {
+        const bool packs = unit == TransposeUnit::Pack16;
+        const char* way = b.way == TransposeWay::Staged ? "staged" : "streamed";
+        spec::Json descriptor = {{"transpose", b.name}, {"way", way}, {"block_bytes", kTransposeBlockBytes}};
+        if (packs) descriptor["unit"] = "16-byte packs";
+        if (scattered) descriptor["token_rows"] = "one by one";
+        std::vector<std::string> keys;
+        if (packs) keys = {ceiling_key(scattered ? "transpose, packs, gathered rows" : "transpose, packs", b.name)};
+        else if (scattered) keys = {ceiling_key("transpose, gathered rows", b.name)};
+        else keys = {"transpose", ceiling_key("transpose", b.name), "transpose, gathered rows"};
+        const std::string title = std::string("32 KiB blocks ") + (packs ? "of 16-byte packs " : "") + "transposed " + b.name + ", " + way +
+                                  (scattered ? ", token rows one by one" : "") + ", random within 4 MiB, both sides";
+        rows_.push_back({descriptor, title, keys, bytes, [this, b, unit, scattered](char* to, const char* from, int threads) {
+                           transpose_blocks(to, from, block_from_, block_to_, b.direction, threads, b.way, unit, scattered ? &token_rows_ : nullptr);
+                         }});
+      }
   // The gathered-row transposes' pattern (row_transpose.hpp): llama.cpp's transposed V, a layer per 4 MiB
   // (the block transpose's order of 32 KiB units is a random block table per layer), each way, straight as
   // the kernels write it and staged (which is better depends on the CPU). llama.cpp's cells as the sweep's

@@ -28,11 +28,13 @@ struct PatternRow {
   // The ceiling keys it serves. The tile transposes against the block transpose: of their own direction
   // where they turn one way, else the better direction. Transposes of gathered rows whose rows are whole
   // lines on both sides (llama.cpp's transposed V) against the row transpose of their direction; those
-  // whose tiles turn one way against the block transpose of that way, and any other against the best of
-  // both. The element-by-element moves against the best of the element scatter's rows (one by one and
-  // staged through slot rows, each way). A cell of 16-byte packs transposed (the legacy key cache, whatever
-  // the pair's kind: relayout_sweep.cpp's ceiling_shares) against the pack transpose of its way
-  // ("transpose, packs (...)"). The chunk copies serve none (runs are held against their own runs
+  // whose tiles turn one way (the legacy cache against a slot pool) against the block transpose of that
+  // way with its token rows one by one, and any other against the best of the row transpose and the
+  // whole-block transpose. The element-by-element moves against the best of the element scatter's rows (one
+  // by one and staged through slot rows, each way). A cell of 16-byte packs transposed (the legacy key
+  // cache, whatever the pair's kind: relayout_sweep.cpp's ceiling_shares) against the pack transpose of its
+  // way ("transpose, packs (...)"), with its token rows one by one where the cell places them so
+  // ("transpose, packs, gathered rows (...)"). The chunk copies serve none (runs are held against their own runs
   // replayed, access_replay.hpp).
   std::vector<std::string> keys;
   std::size_t bytes = 0;  // the bytes it moves, from `from` to `to`
@@ -55,7 +57,7 @@ class PatternSet {
 
  private:
   std::size_t bytes_;
-  std::vector<std::uint32_t> chunk_from_[3], chunk_to_[3], block_from_, block_to_, paged_order_, interleaved_order_, cells_, slots_;
+  std::vector<std::uint32_t> chunk_from_[3], chunk_to_[3], block_from_, block_to_, token_rows_, paged_order_, interleaved_order_, cells_, slots_;
   std::vector<PatternRow> rows_;
 };
 

@@ -194,6 +194,25 @@ void print_stream_out(CodeWriter& w, const std::string& to, const std::string& f
   w.line("else std::memcpy(" + to + ", " + from + ", " + bytes + ");");
 }
 
+// The smallest staged box (staged_box_bytes) that has a straight alternative, taken where the call's CPU
+// streams such boxes straight (kv_staged_boxes_wanted: on Ice Lake server CPUs). Measured there, every pair
+// out of vllm-paged-legacy (`kvlayout_bench_sweep --ab KVLAYOUT_STAGE_BOXES=on`, 256 MiB, one process of 5
+// interleaved repetitions, 1 / 2 threads): 32 KiB boxes (a token-major block) straight 1.10x / 1.18x as
+// fast into flashinfer-nhd, 1.13 / 1.08 lmcache-2ltd, 1.15 / 1.06 sglang-host-layer-first, 1.05 / 1.03
+// vllm-flash-nhd; 4 KiB boxes (a head's block) 0.93 / 0.96 flashinfer-hnd, 0.87 / 1.01 vllm-flash-hnd, 0.93
+// / 0.99 hf-dynamic, 1.05 / 0.98 trtllm-pool, 1.03 / 1.02 dynamo-universal, so those stay staged (kernels
+// with no staged box read 0.87-1.16x in the same run: the noise of one run). Two 32 KiB stages exceed
+// that CPU's 48 KiB first-level cache, two 4 KiB ones do not: a likely reason, not a measured one.
+// The same size bounds the straight alternatives of the key packs' boxes (pack_lines: a kilobyte step
+// writes one line of each of 16 rows) and of a block's rows staged whole into a slot pool's gathered rows
+// (staged_rows_box_bytes, staged_runs_into_rows). Measured there with `--ab-source` against the kernels
+// staged (one process each, 7-9 interleaved repetitions, 1 / 2 threads): vllm-paged-legacy -> sglang-mha
+// 1.35x / 1.25x as fast (0.55x -> 0.74x / 0.55x -> 0.69x of memcpy; its keys alone 1.12x / 1.12x, its
+// values alone 1.18x / 1.15x), -> llamacpp 1.20x / 1.19x; the key packs straight into token-major blocks,
+// -> flashinfer-nhd 1.09x / 1.14x, -> lmcache-2ltd 1.08x / 1.08x, -> vllm-flash-nhd 1.05x / 1.07x (an
+// earlier process 1.08x / 0.96x).
+constexpr std::int64_t kStraightBoxBytes = std::int64_t{16} << 10;
+
 // The bytes of a box of a block's rows staged whole into gathered target rows (print_gathered_tile), or 0:
 // 16-bit rows of 16 slots along the source's contiguous axis, which abut into one span of at most 32 KiB
 // (the legacy vLLM value cache's block, `[head, dim, slot]`), each slot's whole row of columns one gathered
@@ -204,7 +223,10 @@ void print_stream_out(CodeWriter& w, const std::string& to, const std::string& f
 // Measured on vllm-paged-legacy -> sglang-mha's V alone (256 MiB, two runs of `--ab-source` in one process
 // each, ratios over all the pair's bytes, 1 / 2 threads): 1.03 / 0.95 straight, 1.23-1.24 / 1.20-1.25
 // staged whole; the box before streamed out a kilobyte per step while the next is staged (as the staged
-// tiles do) lost 0.86-0.88x of that.
+// tiles do) lost 0.86-0.88x of that. That straight way took 32 x 32 blocks in the source's order; a box
+// of kStraightBoxBytes or more has a straight alternative of its own steps, the source's pages four at a
+// time, a whole line into each row (kv_transpose_lines16 over kv_rows_placed), taken where the call's CPU
+// streams boxes straight (kv_staged_boxes: faster on an Ice Lake-class Xeon, see kStraightBoxBytes).
 std::int64_t staged_rows_box_bytes(const Cell& cell, int source_bytes, int target_bytes, bool convert) {
   if (convert || source_bytes != 2 || target_bytes != 2 || !cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) return 0;
   const Mode& down = cell.modes[static_cast<std::size_t>(cell.tile_source_contiguous)];
@@ -456,19 +478,34 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("bool kv_whole_box = stream && kv_downs == 16;");
     w.line("for (int64_t r = 0; kv_whole_box && r < 16; ++r) kv_whole_box = kv_to_rows[static_cast<size_t>(r)] != nullptr;");
     w.open("if (kv_whole_box)");
+    // A box of kStraightBoxBytes or more, where the call's CPU streams such boxes straight (kv_staged_boxes),
+    // has the same steps write a whole line of each target row where its slot places it, nothing
+    // prefetched (see kStraightBoxBytes).
+    const bool straight_alternative = rows_box >= kStraightBoxBytes;
+    if (straight_alternative) {
+      w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+      w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
+      w.line("const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;");
+      w.line("kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * " + tb + "}, " + from + " + across_at * " + i64(source_row) + ") * " + sb +
+             ", " + i64(source_row * source_bytes) + ", true);");
+      w.close();
+      w.close();
+      w.open("else");
+    }
     w.line("alignas(64) char kv_box[" + std::to_string(rows_box) + "];");
     w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
     w.line("const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;");
     if (prefetch)  // the next block's same step, as the staged tiles (print_copy)
       w.line("kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_from + " + (" + next_displacement_name() + " + across_at * " + i64(source_row) +
              ") * " + sb + ");");
-    w.line("kv_transpose_lines16(kv_box + across_at * " + tb + ", " + i64(row_bytes) + ", " + from + " + across_at * " + i64(source_row) + ") * " + sb +
-           ", " + i64(source_row * source_bytes) + ", false);");
+    w.line("kv_transpose_lines16(kv_rows_apart{kv_box + across_at * " + tb + ", " + i64(row_bytes) + "}, " + from + " + across_at * " + i64(source_row) + ") * " +
+           sb + ", " + i64(source_row * source_bytes) + ", false);");
     w.close();
     w.open("for (int64_t r = 0; r < 16; ++r)");
     w.line("char* const row = kv_to_rows[static_cast<size_t>(r)];");
     print_stream_out(w, "row", "kv_box + r * " + i64(row_bytes), std::to_string(row_bytes));
     w.close();
+    if (straight_alternative) w.close();
     w.close();
     w.open("else");
   }
@@ -576,17 +613,6 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
 // 0.98-1.00x / 1.62-1.64x (0.73-0.74x with one stream either way).
 std::int64_t run_prefetch_bytes(std::int64_t bytes) { return std::min<std::int64_t>(bytes, 4096); }
 
-// The smallest staged box (staged_box_bytes) that has a straight alternative, taken where the call's CPU
-// streams such boxes straight (kv_staged_boxes_wanted: on Ice Lake server CPUs). Measured there, every pair
-// out of vllm-paged-legacy (`kvlayout_bench_sweep --ab KVLAYOUT_STAGE_BOXES=on`, 256 MiB, one process of 5
-// interleaved repetitions, 1 / 2 threads): 32 KiB boxes (a token-major block) straight 1.10x / 1.18x as
-// fast into flashinfer-nhd, 1.13 / 1.08 lmcache-2ltd, 1.15 / 1.06 sglang-host-layer-first, 1.05 / 1.03
-// vllm-flash-nhd; 4 KiB boxes (a head's block) 0.93 / 0.96 flashinfer-hnd, 0.87 / 1.01 vllm-flash-hnd, 0.93
-// / 0.99 hf-dynamic, 1.05 / 0.98 trtllm-pool, 1.03 / 1.02 dynamo-universal, so those stay staged (kernels
-// with no staged box read 0.87-1.16x in the same run: the noise of one run). Two 32 KiB stages exceed
-// that CPU's 48 KiB first-level cache, two 4 KiB ones do not: a likely reason, not a measured one.
-constexpr std::int64_t kStraightBoxBytes = std::int64_t{16} << 10;
-
 // The bytes of a tile's staged box (see print_copy's whole-line transposes), or 0: a 16-bit tile whose 32
 // columns at a time make whole 64-byte target lines, whose target rows abut into one span of at most
 // 64 KiB, moved without conversion and without a bound along the columns (the legacy vLLM value cache's
@@ -686,8 +712,8 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
       const bool sixteen = down.extent % 16 == 0;
       auto transposes = [&](const std::string& into, const std::string& at, bool streamed) {
         w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += " + (sixteen ? "16" : "8") + ")");
-        w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + into + " + (" + at + " + down0 * " + i64(target_row) + ") * " +
-               std::to_string(target_bytes) + ", " + i64(target_row * target_bytes) + ", " + s + " + (" + at + " * " + i64(source_row) + " + down0) * " +
+        w.line(std::string(sixteen ? "kv_transpose_lines16(" : "kv_transpose_lines(") + "kv_rows_apart{" + into + " + (" + at + " + down0 * " + i64(target_row) + ") * " +
+               std::to_string(target_bytes) + ", " + i64(target_row * target_bytes) + "}, " + s + " + (" + at + " * " + i64(source_row) + " + down0) * " +
                std::to_string(source_bytes) + ", " + i64(source_row * source_bytes) + (streamed ? ", true);" : ", false);"));
         w.close();
       };
@@ -1234,15 +1260,33 @@ template <int ELEMENT>
     for (int64_t a = 0; a < as; ++a) std::memcpy(to + b * to_row + a * ELEMENT, from + a * from_row + b * ELEMENT, ELEMENT);
 }
 
+// A transpose's target rows, row b at to(b): `row` bytes apart from `at` (a block's rows, or a stage's), or
+// placed one by one, rows[b] + at (gathered target rows: a slot pool's token rows). `from(k)` is the same
+// rows from row k on.
+struct kv_rows_apart {
+  char* at;
+  int64_t row;
+  char* operator()(int64_t b) const { return at + b * row; }
+  kv_rows_apart from(int64_t k) const { return {at + k * row, row}; }
+};
+struct kv_rows_placed {
+  char* const* rows;
+  int64_t at;
+  char* operator()(int64_t b) const { return rows[b] + at; }
+  kv_rows_placed from(int64_t k) const { return {rows + k, at}; }
+};
+
 // Four 8 x 8 tiles side by side (32 elements along a, 8 along b) of 16-bit elements, each target row
 // written as one whole 64-byte line: streamed when the line is aligned, so write-combining completes it
-// without reading it first (an 8 x 8 tile alone would leave 8 lines half-written).
-[[maybe_unused]] static inline void kv_transpose_lines(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
+// without reading it first (an 8 x 8 tile alone would leave 8 lines half-written). `to`: kv_rows_apart or
+// kv_rows_placed.
+template <class Rows>
+[[maybe_unused]] static inline void kv_transpose_lines(const Rows& to, const char* from, int64_t from_row, bool stream) {
 #if defined(__SSE2__)
   __m128i rows[4][8];
   KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose8x8_registers(from + q * 8 * from_row, from_row, rows[q]);
   KV_UNROLL for (int b = 0; b < 8; ++b) {
-    char* line = to + b * to_row;
+    char* line = to(b);
     if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
       KV_UNROLL for (int q = 0; q < 4; ++q) _mm_stream_si128(reinterpret_cast<__m128i*>(line + q * 16), rows[q][b]);
     } else {
@@ -1251,10 +1295,52 @@ template <int ELEMENT>
   }
 #else
   (void)stream;
-  KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose_tile<2>(to + q * 16, to_row, from + q * 8 * from_row, from_row, 8, 8, false);
+  for (int b = 0; b < 8; ++b)
+    for (int a = 0; a < 32; ++a) std::memcpy(to(b) + a * 2, from + a * from_row + b * 2, 2);
 #endif
 }
 
+// 16-byte packs into lines: to(t) + 16 p = from + (16 p + t) * 16 for 4 packs p by 16 rows t (a kilobyte of
+// a legacy key block's [pack][16 tokens][16 bytes]: one 64-byte line of each token's row), each target line
+// streamed when aligned. The packs' way straight into token rows, as kv_transpose_lines16 is the values'.
+template <class Rows>
+[[maybe_unused]] static inline void kv_pack_lines16(const Rows& to, const char* from, bool stream) {
+#if KV_AVX2
+  KV_UNROLL for (int t = 0; t < 16; t += 2) {
+    __m256i line[2][2];  // [token t or t + 1][packs 0, 1 or 2, 3]
+    KV_UNROLL for (int pair = 0; pair < 2; ++pair) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + ((2 * pair) * 16 + t) * 16));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + ((2 * pair + 1) * 16 + t) * 16));
+      line[0][pair] = _mm256_permute2x128_si256(a, b, 0x20);
+      line[1][pair] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+    KV_UNROLL for (int u = 0; u < 2; ++u) {
+      char* const at = to(t + u);
+      if (stream && reinterpret_cast<uintptr_t>(at) % 64 == 0) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(at), line[u][0]);
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(at + 32), line[u][1]);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), line[u][0]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 32), line[u][1]);
+      }
+    }
+  }
+#elif defined(__SSE2__)
+  KV_UNROLL for (int t = 0; t < 16; ++t) {
+    char* const at = to(t);
+    const bool streamed = stream && reinterpret_cast<uintptr_t>(at) % 64 == 0;
+    KV_UNROLL for (int p = 0; p < 4; ++p) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + (16 * p + t) * 16));
+      if (streamed) _mm_stream_si128(reinterpret_cast<__m128i*>(at + 16 * p), v);
+      else _mm_storeu_si128(reinterpret_cast<__m128i*>(at + 16 * p), v);
+    }
+  }
+#else
+  (void)stream;
+  for (int t = 0; t < 16; ++t)
+    for (int p = 0; p < 4; ++p) std::memcpy(to(t) + 16 * p, from + (16 * p + t) * 16, 16);
+#endif
+}
 
 // to[b][a] = from[a][b] for a < 16, b < 32 of 16-bit elements whose target rows are 32 bytes and abut (a
 // block's 16 tokens of 32 dims into the legacy vLLM token-fastest value cache): the 1 KiB box is 16 whole
@@ -1298,21 +1384,22 @@ template <int ELEMENT>
 #endif
 }
 
-// kv_transpose_lines for 16 rows along b (two of its 8-row bands): to[b][a] = from[a][b], a < 32, b < 16.
+// kv_transpose_lines for 16 rows along b (two of its 8-row bands): to(b)[a] = from[a][b], a < 32, b < 16.
 // With AVX2 both bands come from one pass of 256-bit unpacks, half the baseline's instructions (no gain
 // measured on the vllm-paged-legacy value move alone, which memory bounds; kept as the AVX2 variant's
 // transpose, tested like the rest).
-[[maybe_unused]] static inline void kv_transpose_lines16(char* to, int64_t to_row, const char* from, int64_t from_row, bool stream) {
+template <class Rows>
+[[maybe_unused]] static inline void kv_transpose_lines16(const Rows& to, const char* from, int64_t from_row, bool stream) {
 #if KV_AVX2
   if (from_row == 32 && kv_avx512.load(std::memory_order_relaxed)) {
-    kv_transpose_lines16_avx512(to, to_row, from, stream);
+    kv_transpose_lines16_avx512(to, from, stream);
     return;
   }
   __m256i rows[4][8];
   KV_UNROLL for (int q = 0; q < 4; ++q) kv_transpose8x16_registers(from + q * 8 * from_row, from_row, rows[q]);
   KV_UNROLL for (int b = 0; b < 8; ++b) {
     KV_UNROLL for (int half = 0; half < 2; ++half) {  // half 0: row b (low lanes); half 1: row b + 8 (high lanes)
-      char* line = to + (b + 8 * half) * to_row;
+      char* line = to(b + 8 * half);
       const __m256i first = half == 0 ? _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x20) : _mm256_permute2x128_si256(rows[0][b], rows[1][b], 0x31);
       const __m256i second = half == 0 ? _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x20) : _mm256_permute2x128_si256(rows[2][b], rows[3][b], 0x31);
       if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
@@ -1325,8 +1412,8 @@ template <int ELEMENT>
     }
   }
 #else
-  kv_transpose_lines(to, to_row, from, from_row, stream);
-  kv_transpose_lines(to + 8 * to_row, to_row, from + 8 * 2, from_row, stream);
+  kv_transpose_lines(to, from, from_row, stream);
+  kv_transpose_lines(to.from(8), from + 8 * 2, from_row, stream);
 #endif
 }
 
@@ -1509,6 +1596,34 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   else if (pieces == 0) w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp).");
   else w.line("// The box's runs staged in the source's order, four quarters at once, the box before streamed out beside (source_box.hpp).");
   w.open("if (stream" + whole + ")");
+  // A box of kStraightBoxBytes or more whose packs make whole lines (pack_lines), where the call's CPU
+  // streams boxes straight (kv_staged_boxes): a kilobyte of the source at a time, the pages four at a time,
+  // one line into each target row, where its lookup places it (a row box) or a row apart (a target box).
+  const std::optional<PackLines> lines = staged && box.bytes >= kStraightBoxBytes ? pack_lines(cell, box, source_bytes) : std::nullopt;
+  if (lines) {
+    const Mode& row = cell.modes[static_cast<std::size_t>(lines->row_mode)];
+    const std::string line_bytes = i64(box.bytes / lines->steps / row.extent);
+    w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+    std::string rows;
+    if (box.row_mode >= 0) {
+      w.line("char* kv_rows[" + std::to_string(row.extent) + "];");
+      w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
+      for (const auto& line : side_statements(cell, static_cast<int>(box.level), kInputs, false)) w.line(line);
+      w.line("kv_rows[" + row.var + "] = " + address({}, false, offset_at(cell, false, static_cast<int>(box.level)), target_bytes) + ";");
+      w.close();
+      rows = "kv_rows_placed{kv_rows, kv_step * " + line_bytes + "}";
+    } else {
+      rows = "kv_rows_apart{" + address({}, false, offset_at(cell, false, around), target_bytes) + " + kv_step * " + line_bytes + ", " +
+             i64(cell.target.stride[static_cast<std::size_t>(lines->row_mode)] * target_bytes) + "}";
+    }
+    w.open("for (int64_t q = 0; q < " + i64(lines->steps) + "; ++q)");
+    w.line("const int64_t kv_step = " + page_interleaved_step(lines->steps, box.bytes / lines->steps) + ";");
+    w.line("kv_pack_lines16(" + rows + ", " + address({}, true, offset_at(cell, true, around), source_bytes) + " + kv_step * " + i64(box.bytes / lines->steps) +
+           ", true);");
+    w.close();
+    w.line("continue;");
+    w.close();
+  }
   if (staged && pieces == 0) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   if (pieces > 0) w.line("char* const kv_stage = kv_stages[kv_half];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
@@ -2016,7 +2131,8 @@ static std::atomic<bool> kv_avx512{false};
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-__attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx512(char* to, int64_t to_row, const char* from, bool stream) {
+template <class Rows>
+__attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx512(const Rows& to, const char* from, bool stream) {
   __m512i c[2][8];  // c[g][k]: lane 0 token k, channels 16 g + 0, 2, .., 14; lane 1 token 8 + k, even; lanes 2, 3 odd
   KV_UNROLL for (int g = 0; g < 2; ++g) {
     __m512i r[8], t[8], u[8];
@@ -2043,7 +2159,7 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
   const __m512i first = _mm512_load_si512(first_tokens), last = _mm512_load_si512(last_tokens);
   KV_UNROLL for (int k = 0; k < 8; ++k)
     KV_UNROLL for (int half = 0; half < 2; ++half) {
-      char* line = to + (k + 8 * half) * to_row;
+      char* line = to(k + 8 * half);
       const __m512i words = _mm512_permutex2var_epi16(c[0][k], half == 0 ? first : last, c[1][k]);
       if (stream && reinterpret_cast<uintptr_t>(line) % 64 == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), words);
       else _mm512_storeu_si512(line, words);
@@ -2168,17 +2284,19 @@ static std::atomic<bool> kv_short_prefetches{true};
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};
 
-// Whether a call stages the large boxes of whole-line tiles out of token-fastest rows (vLLM's legacy
-// value cache's 16-token rows into token-major blocks: kStraightBoxBytes in kvlayout's emit/cpu.cpp), each
-// box transposed into a stack buffer and streamed out beside the next, or streams each box's lines
-// straight into the target: staged everywhere but on Ice Lake server CPUs (this is a choice by CPU model,
+// Whether a call stages the large boxes out of token-fastest rows (vLLM's legacy cache's blocks: its value
+// tiles' 16-token rows and its key block's 16-byte packs, into token-major blocks or into a slot pool's
+// gathered token rows: kStraightBoxBytes in kvlayout's emit/cpu.cpp), each box moved into a stack buffer
+// and streamed out, or streams each box's lines straight into the target: staged everywhere but on Ice Lake server CPUs (this is a choice by CPU model,
 // not vendor), unless the environment says KVLAYOUT_STAGE_BOXES=on or off (the tests run the kernels both
 // ways against the byte oracle). Measured: on an AMD EPYC (Zen 3) staged 0.59-0.64x of memcpy against
 // straight 0.37-0.39x, on an Intel Xeon with 2 MiB of L2 per core 0.72-0.79x against 0.63-0.67x
 // (bench/README.md); on an Ice Lake-class Xeon (family 6 model 106, 48 KiB of L1d, 1.25 MiB of L2) the
 // bare patterns straight 0.73x / 0.74x at 1 / 2 threads against staged 0.65x / 0.58x, and
 // vllm-paged-legacy -> vllm-flash-nhd's kernel with its value boxes straight 1.06-1.14x / 1.10-1.18x as
-// fast (two processes of 7 interleaved repetitions).
+// fast (two processes of 7 interleaved repetitions); into a slot pool's rows one by one, the bare patterns
+// straight 0.66x / 0.71x against staged 0.51x / 0.52x for values, 0.76x / 0.78x against 0.54x / 0.55x
+// for key packs.
 [[maybe_unused]] static inline bool kv_staged_boxes_wanted() {
   if (const int forced = kv_forced_choice("KVLAYOUT_STAGE_BOXES"); forced >= 0) return forced == 1;
 #if KV_X86_DISPATCH

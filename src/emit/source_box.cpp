@@ -106,6 +106,22 @@ std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_byte
   return box;
 }
 
+std::optional<PackLines> pack_lines(const Cell& cell, const SourceBox& box, int source_bytes) {
+  constexpr std::int64_t kPackBytes = 16, kRows = 16, kStepBytes = 1024;
+  if (box.rows_in_source || cell.run_elements * source_bytes != kPackBytes || box.bytes % kStepBytes != 0) return std::nullopt;
+  int row = box.row_mode;
+  if (row < 0)  // a contiguous target box: the rows are the loop continuing the run in the source
+    for (int m : box.source_order)
+      if (cell.source.stride[static_cast<std::size_t>(m)] == cell.run_elements) row = m;
+  if (row < 0 || cell.modes[static_cast<std::size_t>(row)].extent != kRows || cell.source.stride[static_cast<std::size_t>(row)] != cell.run_elements)
+    return std::nullopt;
+  for (int m : box.source_order) {
+    const auto i = static_cast<std::size_t>(m);
+    if (m != row && cell.source.stride[i] != kRows * cell.target.stride[i]) return std::nullopt;
+  }
+  return PackLines{row, box.bytes / kStepBytes};
+}
+
 std::optional<SourceBox> staged_runs_from_rows(const Cell& cell, int source_bytes, std::size_t level) {
   if (level >= cell.loops.size() || cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes >= 64) return std::nullopt;
   const std::vector<int> modes(cell.loops.begin() + static_cast<std::ptrdiff_t>(level), cell.loops.end());

@@ -82,8 +82,26 @@ std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box);
 // Xeon, 256 MiB, two runs of `--ab-source` in one process each, 1 / 2 threads: vllm-paged-legacy ->
 // sglang-mha's K alone 1.11-1.12x / 1.11-1.12x staged; the generator's kernels against the ones before,
 // -> sglang-mha 1.06-1.09x / 1.05-1.06x, -> llamacpp 1.06-1.07x / 1.07x, -> llamacpp-vtrans (whose V goes
-// element by element) 1.03-1.13x / 0.98-1.09x.
+// element by element) 1.03-1.13x / 0.98-1.09x. Where the box's packs make whole lines (pack_lines), a
+// straight way of kilobyte steps beats both on an Ice Lake-class Xeon (kv_staged_boxes).
 std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_bytes, std::size_t level);
+
+// A staged box of 16-byte packs that can also be written straight, a kilobyte step at a time: 16 rows, the
+// row loop continuing the run in the source and each other loop's source stride 16 times its target
+// stride, so that a kilobyte of the source is four runs of every row, which kv_pack_lines16 moves as one
+// whole 64-byte line of each. vLLM's legacy key block `[head, dim / 8, slot, 8]`, into 16 gathered slot
+// rows (staged_runs_into_rows: row_mode) or into a token-major block (staged_runs: the rows `row_mode`'s
+// target stride apart). Where the call's CPU streams boxes straight (kv_staged_boxes), print_box_runs takes
+// those steps, the source's pages four at a time, and no stage. Measured on an Ice Lake-class Xeon (see
+// kStraightBoxBytes in cpu.cpp).
+struct PackLines {
+  int row_mode = -1;       // the loop whose 16 values are the rows
+  std::int64_t steps = 0;  // the box's kilobytes: a row's bytes / 64
+};
+
+// The box's pack lines, or nothing.
+// @post row_mode is one of box.source_order; steps * 1024 == box.bytes.
+std::optional<PackLines> pack_lines(const Cell& cell, const SourceBox& box, int source_bytes);
 
 // The mirror box, from `level` on, to stage out of gathered source rows, or nothing: runs shorter than a
 // line into a box contiguous in the target (vLLM's legacy key cache's block of 16-byte packs), one of whose

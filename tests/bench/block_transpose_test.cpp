@@ -1,7 +1,8 @@
 // The sweep's transposing pattern (bench/block_transpose.hpp): every block lands transposed where its
 // order says, in both directions and at one and two threads, checked element by element against the
-// definition, as 2-byte elements and as 16-byte packs; the controls show the check tells a block copied
-// untransposed from a transposed one, and packs from elements.
+// definition, as 2-byte elements and as 16-byte packs, with the token-major side's rows in the block or
+// one by one where token_rows places them; the controls show the check tells a block copied untransposed
+// from a transposed one, packs from elements, and rows one by one from the block's own rows.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <numeric>
@@ -40,21 +41,26 @@ T* line_aligned(std::vector<T>& v) {
 }
 
 // The definition: token t, column c of block k (a column `unit` elements: 1, or 8 for 16-byte packs) sits at
-// [c][t] on the token-fastest side and [t][c] on the token-major one. Counts the target elements that differ
-// from it.
+// [c][t] on the token-fastest side and [t][c] on the token-major one, whose row t is the block's own or,
+// with `token_rows`, row token_rows[16 k + t] of its buffer. Counts the target elements that differ from it.
 std::size_t wrong_elements(const std::uint16_t* to, const std::uint16_t* from, const Buffers& b, bench::TransposeDirection direction,
-                           std::size_t unit = 1) {
+                           std::size_t unit = 1, const std::vector<std::uint32_t>* token_rows = nullptr) {
+  const bool out = direction == bench::TransposeDirection::OutOfTokenFastest;
   std::size_t wrong = 0;
   for (std::size_t k = 0; k < b.from_order.size(); ++k) {
     const std::uint16_t* f = from + std::size_t{b.from_order[k]} * kElements;
     const std::uint16_t* t = to + std::size_t{b.to_order[k]} * kElements;
-    for (std::size_t token = 0; token < bench::kBlockTokens; ++token)
+    for (std::size_t token = 0; token < bench::kBlockTokens; ++token) {
+      const std::uint16_t* major = out ? t : f;  // the token-major side's row `token`
+      std::size_t row = token * bench::kBlockColumns;
+      if (token_rows != nullptr) major = out ? to : from, row = std::size_t{(*token_rows)[bench::kBlockTokens * k + token]} * bench::kBlockColumns;
+      const std::uint16_t* fastest = out ? f : t;
       for (std::size_t c = 0; c < bench::kBlockColumns / unit; ++c)
         for (std::size_t e = 0; e < unit; ++e) {
-          const std::size_t token_major = token * bench::kBlockColumns + c * unit + e, token_fastest = (c * bench::kBlockTokens + token) * unit + e;
-          const bool out = direction == bench::TransposeDirection::OutOfTokenFastest;
-          wrong += t[out ? token_major : token_fastest] != f[out ? token_fastest : token_major];
+          const std::uint16_t token_major = major[row + c * unit + e], token_fastest = fastest[(c * bench::kBlockTokens + token) * unit + e];
+          wrong += token_major != token_fastest;
         }
+    }
   }
   return wrong;
 }
@@ -62,22 +68,30 @@ std::size_t wrong_elements(const std::uint16_t* to, const std::uint16_t* from, c
 }  // namespace
 
 TEST_CASE("block transpose: every block lands transposed where its order says, as 2-byte elements and as 16-byte packs, both ways, streamed "
-          "and staged, one and two threads, neither passing for the other (a control)",
+          "and staged, one and two threads, with its token rows in the block or one by one, neither passing for the other (controls)",
           "[bench][transpose]") {
   for (auto unit : {bench::TransposeUnit::Element, bench::TransposeUnit::Pack16})
     for (auto direction : {bench::TransposeDirection::OutOfTokenFastest, bench::TransposeDirection::IntoTokenFastest})
       for (auto way : {bench::TransposeWay::Streamed, bench::TransposeWay::Staged})
-        for (int threads : {1, 2}) {
-          const bool packs = unit == bench::TransposeUnit::Pack16;
-          INFO((packs ? "packs " : "elements ") << (direction == bench::TransposeDirection::OutOfTokenFastest ? "out of" : "into") << " token-fastest, "
-                                                << (way == bench::TransposeWay::Staged ? "staged" : "streamed") << ", " << threads << " threads");
-          Buffers b = random_move(5, static_cast<unsigned>(threads) * 17u + (direction == bench::TransposeDirection::IntoTokenFastest) + 5u * packs);
-          std::uint16_t* from = line_aligned(b.from);
-          std::uint16_t* to = line_aligned(b.to);
-          bench::transpose_blocks(reinterpret_cast<char*>(to), reinterpret_cast<const char*>(from), b.from_order, b.to_order, direction, threads, way, unit);
-          CHECK(wrong_elements(to, from, b, direction, packs ? 8 : 1) == 0);
-          CHECK(wrong_elements(to, from, b, direction, packs ? 1 : 8) > 0);
-        }
+        for (int threads : {1, 2})
+          for (bool one_by_one : {false, true}) {
+            const bool packs = unit == bench::TransposeUnit::Pack16, out = direction == bench::TransposeDirection::OutOfTokenFastest;
+            INFO((packs ? "packs " : "elements ") << (out ? "out of" : "into") << " token-fastest, " << (way == bench::TransposeWay::Staged ? "staged" : "streamed")
+                                                  << ", " << threads << " threads" << (one_by_one ? ", token rows one by one" : ""));
+            const unsigned seed = static_cast<unsigned>(threads) * 17u + !out + 5u * packs + 31u * one_by_one;
+            Buffers b = random_move(5, seed);
+            std::vector<std::uint32_t> token_rows(5 * bench::kBlockTokens);
+            std::iota(token_rows.begin(), token_rows.end(), 0u);
+            std::shuffle(token_rows.begin(), token_rows.end(), std::mt19937(seed));
+            const std::vector<std::uint32_t>* rows = one_by_one ? &token_rows : nullptr;
+            std::uint16_t* from = line_aligned(b.from);
+            std::uint16_t* to = line_aligned(b.to);
+            bench::transpose_blocks(reinterpret_cast<char*>(to), reinterpret_cast<const char*>(from), b.from_order, b.to_order, direction, threads, way, unit,
+                                    rows);
+            CHECK(wrong_elements(to, from, b, direction, packs ? 8 : 1, rows) == 0);
+            CHECK(wrong_elements(to, from, b, direction, packs ? 1 : 8, rows) > 0);
+            if (one_by_one) CHECK(wrong_elements(to, from, b, direction, packs ? 8 : 1) > 0);
+          }
 }
 
 TEST_CASE("block transpose: the check catches blocks copied without transposing (the control)", "[bench][transpose]") {

@@ -5,7 +5,9 @@
 // long runs are not packs, and the pack turn flips with the move's direction. llama.cpp's transposed V from
 // or into pages of K and V interleaved by head turns over interleaved rows; a key in its own tensor or a
 // block away leaves whole lines (the controls); the rule itself, on an edited plan: the same instances of
-// the same tensor at most a row apart, not other instances (K and V allocated apart) nor farther.
+// the same tensor at most a row apart, not other instances (K and V allocated apart) nor farther. The legacy
+// cache against a slot pool: its value tiles and key packs both held against the transposes with token rows
+// one by one; into a token-major block (the control) the key packs are not.
 #include <catch2/catch.hpp>
 #include <tuple>
 
@@ -150,4 +152,26 @@ TEST_CASE("move kind: rows are interleaved only with another cell's in the same 
   CHECK(bench::transpose_turn(p.plan, 2) == "whole lines, source rows gathered");
   CHECK(bench::is_own_runs_cell(p.plan, runs, 2));
   CHECK(bench::ceiling_shares(p.plan, 2, "pair").at(bench::kOwnRunsKey) == Approx(0.5));
+}
+
+TEST_CASE("move kind: the legacy cache against a slot pool holds its key packs against the pack transpose with token rows one by one, each way",
+          "[bench][roofline]") {
+  for (bool out_of : {true, false}) {
+    const std::string turn = out_of ? "out of token-fastest" : "into token-fastest";
+    for (const char* pool : {"sglang-mha", "llamacpp"}) {
+      INFO(turn << ", " << pool);
+      const Planned p = out_of ? planned("vllm-paged-legacy", pool) : planned(pool, "vllm-paged-legacy");
+      CHECK(p.kind == "transpose, gathered rows");
+      CHECK(p.turn == turn);
+      REQUIRE(p.shares.size() == 2);
+      CHECK(p.shares.at("transpose, gathered rows (" + turn + ")") == Approx(0.5));
+      CHECK(p.shares.at("transpose, packs, gathered rows (" + turn + ")") == Approx(0.5));
+      std::size_t one_by_one = 0;
+      for (const emit::Cell& c : p.plan.cells) one_by_one += bench::pack_rows_one_by_one(p.plan, c, 2);
+      CHECK(one_by_one == 1);
+    }
+    // The control: into or out of a token-major block the key's rows are the block's own.
+    const Planned block = out_of ? planned("vllm-paged-legacy", "vllm-flash-nhd") : planned("vllm-flash-nhd", "vllm-paged-legacy");
+    for (const emit::Cell& c : block.plan.cells) CHECK(!bench::pack_rows_one_by_one(block.plan, c, 2));
+  }
 }

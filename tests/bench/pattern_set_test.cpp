@@ -58,7 +58,15 @@ TEST_CASE("pattern set: each key the sweep holds pairs against is served by its 
   CHECK(any_title_has(out_of, "out of token-fastest, staged"));
   CHECK(titles(set, "transpose (into token-fastest)").size() == 1);
   CHECK(titles(set, "transpose").size() == 3);
-  CHECK(titles(set, "transpose, gathered rows (into token-fastest)").size() == 1);
+  CHECK(!any_title_has(titles(set, "transpose"), "token rows one by one"));
+  // The legacy cache against a slot pool: the blocks with their token rows one by one, of its turn only.
+  const auto gathered_into = titles(set, "transpose, gathered rows (into token-fastest)");
+  CHECK(gathered_into.size() == 1);
+  CHECK(any_title_has(gathered_into, "into token-fastest, streamed, token rows one by one"));
+  const auto gathered_out = titles(set, "transpose, gathered rows (out of token-fastest)");
+  CHECK(gathered_out.size() == 2);
+  CHECK(any_title_has(gathered_out, "out of token-fastest, staged, token rows one by one"));
+  CHECK(!any_title_has(gathered_out, "into token-fastest"));
   // llama.cpp's V rows each way: straight and staged, and straight in AVX-512 where the CPU has it.
   const std::size_t row_ways = bench::cpu_has_avx512bw() ? 3 : 2;
   const auto into_rows = titles(set, "transpose, gathered rows (whole lines, source rows gathered)");
@@ -73,11 +81,17 @@ TEST_CASE("pattern set: each key the sweep holds pairs against is served by its 
   CHECK(any_title_has(scatter, "out of slots, staged through 64-byte slot rows"));
   for (const char* runs : {"runs 256 B .. 2 KiB", "runs >= 2 KiB", "runs < 256 B"}) CHECK(titles(set, runs).empty());
   for (const char* turn : {"out of token-fastest", "into token-fastest"}) {
+    const std::size_t ways = std::string(turn) == "out of token-fastest" ? 2u : 1u;
     const auto packs = titles(set, bench::ceiling_key("transpose, packs", turn));
-    CHECK(packs.size() == (std::string(turn) == "out of token-fastest" ? 2u : 1u));
+    CHECK(packs.size() == ways);
     CHECK(any_title_has(packs, std::string("16-byte packs transposed ") + turn));
+    CHECK(!any_title_has(packs, "token rows one by one"));
+    const auto gathered_packs = titles(set, bench::ceiling_key("transpose, packs, gathered rows", turn));
+    CHECK(gathered_packs.size() == ways);
+    CHECK(any_title_has(gathered_packs, std::string("16-byte packs transposed ") + turn));
+    for (const std::string& title : gathered_packs) CHECK(title.find("token rows one by one") != std::string::npos);
   }
-  CHECK(set.rows().size() == 16 + 2 * row_ways);
+  CHECK(set.rows().size() == 22 + 2 * row_ways);
 }
 
 TEST_CASE("pattern set: every row moves each element of its bytes once, at one and two threads", "[bench][patterns]") {
@@ -129,5 +143,5 @@ TEST_CASE("pattern set: from 8 MiB the K and V interleaved turns are served by t
   }
   // The generic key (a transpose of gathered rows with no one turn) is not held against them.
   CHECK(!any_title_has(titles(set, "transpose, gathered rows"), "K and V interleaved"));
-  CHECK(set.rows().size() == 16 + 2 * (bench::cpu_has_avx512bw() ? 3 : 2) + 2 * row_ways);
+  CHECK(set.rows().size() == 22 + 2 * (bench::cpu_has_avx512bw() ? 3 : 2) + 2 * row_ways);
 }

@@ -382,8 +382,8 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
       std::string source = emit::emit_kernel(p, o);
       for (const auto& cell : emit::make_plan(*p.source_bound, *p.target_bound).cells) source_ordered += cell.source_order_from >= 0;
       streamed += source.find("if (stream) kv_stream_copy<") != std::string::npos;
-      line_transposes += source.find("kv_transpose_lines(pT") != std::string::npos || source.find("kv_transpose_lines16(pT") != std::string::npos;
-      line_transposes8 += source.find("kv_transpose_lines(pT") != std::string::npos;
+      line_transposes += source.find("kv_transpose_lines(kv_rows_apart{pT") != std::string::npos || source.find("kv_transpose_lines16(kv_rows_apart{pT") != std::string::npos;
+      line_transposes8 += source.find("kv_transpose_lines(kv_rows_apart{pT") != std::string::npos;
       staged += source.find("kv_stream_copy<") != std::string::npos && source.find("kv_stage") != std::string::npos;
       columns16 += source.find("kv_transpose_columns16(pT") != std::string::npos;
       run_pairs += source.find("kv_run_pairs16(pT") != std::string::npos || source.find("kv_run_quads16(pT") != std::string::npos;
@@ -1280,21 +1280,49 @@ TEST_CASE("staged boxes move the oracle's bytes, and broken staging is caught", 
        {"staged_no_flush", "if (kv_pending != nullptr) kv_stream_copy<4096>(kv_pending, ", "if (false) kv_stream_copy<4096>(kv_pending, "}});
 }
 
-TEST_CASE("large value boxes streamed straight where the CPU takes them move the oracle's bytes, and broken steps are caught", "[emit][kernels]") {
-  // Heads of 128 bf16 make the legacy value box 16 KiB (kStraightBoxBytes): where the call's CPU streams
-  // such boxes straight (KVLAYOUT_STAGE_BOXES=off), the staged box's steps write the target. Controls,
-  // straight: every step written to the first step's columns, and every step read from the first's;
-  // staged (KVLAYOUT_STAGE_BOXES=on): the pending box streamed from the buffer being staged.
+TEST_CASE("large value and key boxes streamed straight where the CPU takes them move the oracle's bytes, and broken steps are caught", "[emit][kernels]") {
+  // Heads of 128 bf16 make the legacy value and key boxes 16 KiB (kStraightBoxBytes): where the
+  // call's CPU streams such boxes straight (KVLAYOUT_STAGE_BOXES=off), the staged boxes' steps write the
+  // target, the values by kv_transpose_lines16 and the key packs a kilobyte at a time by kv_pack_lines16
+  // (pack_lines). Controls, straight: every value step written to the first step's columns, and every one
+  // read from the first's; every key step written to the first step's line of each row, and every one read
+  // from the first's; staged (KVLAYOUT_STAGE_BOXES=on): the pending box streamed from the buffer being staged.
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 128}}, "straight");
   const std::string code = emit::emit_kernel(pair.proof, pair.options);
-  const std::string straight = "kv_transpose_lines16(pT + oT1 * 2 + (across_at + down0 * ";
+  const std::string straight = "kv_transpose_lines16(kv_rows_apart{pT + oT1 * 2 + (across_at + down0 * ";
+  const std::string key_lines = "kv_pack_lines16(kv_rows_apart{pT + oT1 * 2 + kv_step * INT64_C(64), INT64_C(1024)}, pS + oS1 * 2 + kv_step * INT64_C(1024), true);";
   REQUIRE(code.find("if (!kv_staged_boxes.load(std::memory_order_relaxed))") != std::string::npos);
   REQUIRE(code.find(straight) != std::string::npos);
+  REQUIRE(code.find(key_lines) != std::string::npos);
   check_edits_caught_everywhere(pair, code,
-                                {{"straight_one_target_step", straight, "kv_transpose_lines16(pT + oT1 * 2 + (0 * across_at + down0 * "},
-                                 {"straight_one_source_step", "INT64_C(16) + down0) * 2, INT64_C(32), true);", "0 * INT64_C(16) + down0) * 2, INT64_C(32), true);"}},
+                                {{"straight_one_target_step", straight, "kv_transpose_lines16(kv_rows_apart{pT + oT1 * 2 + (0 * across_at + down0 * "},
+                                 {"straight_one_source_step", "INT64_C(16) + down0) * 2, INT64_C(32), true);", "0 * INT64_C(16) + down0) * 2, INT64_C(32), true);"},
+                                 {"key_lines_one_target_step", "kv_rows_apart{pT + oT1 * 2 + kv_step * INT64_C(64)", "kv_rows_apart{pT + oT1 * 2 + 0 * kv_step * INT64_C(64)"},
+                                 {"key_lines_one_source_step", "pS + oS1 * 2 + kv_step * INT64_C(1024), true);", "pS + oS1 * 2 + 0 * kv_step * INT64_C(1024), true);"}},
                                 false);
   check_edits_caught_everywhere(pair, code, {{"large_staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "}}, true);
+}
+
+TEST_CASE("a large legacy block streamed straight into a slot pool's gathered rows, values and keys, moves the oracle's bytes, and broken rows are caught",
+          "[emit][kernels]") {
+  // Heads of 128 bf16 into SGLang's token pool: the value and key boxes (16 KiB each) are at least
+  // kStraightBoxBytes, so where the call's CPU streams boxes straight (KVLAYOUT_STAGE_BOXES=off) each step
+  // writes one whole line of each of the block's 16 slot rows where the slot table places it, values by
+  // kv_transpose_lines16 and key packs by kv_pack_lines16; a cut block (37 tokens) takes the blocks
+  // straight. Streaming is forced. Controls, straight: the value steps all written to the rows' first line,
+  // two slots' key rows swapped, and the key steps all read from the first kilobyte; staged
+  // (KVLAYOUT_STAGE_BOXES=on): the value box's rows streamed out of their neighbours' place.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-mha", {{"head_size", 128}}, "rows_straight");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  const std::string value_lines = "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * 2}, ";
+  REQUIRE(code.find(value_lines) != std::string::npos);
+  REQUIRE(code.find("kv_pack_lines16(kv_rows_placed{kv_rows, kv_step * INT64_C(64)}, ") != std::string::npos);
+  check_edits_caught_everywhere(pair, code,
+                                {{"rows_straight_one_step", value_lines, "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), 0 * across_at * 2}, "},
+                                 {"key_lines_swapped_rows", "kv_rows[token_mod16] = ", "kv_rows[token_mod16 ^ 1] = "},
+                                 {"key_lines_one_source_step", " + kv_step * INT64_C(1024), true);", " + 0 * kv_step * INT64_C(1024), true);"}},
+                                false);
+  check_edits_caught_everywhere(pair, code, {{"rows_staged_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * "}}, true);
 }
 
 TEST_CASE("a legacy block staged whole into a slot pool's gathered rows, values and keys, moves the oracle's bytes, and broken rows are caught", "[emit][kernels]") {
@@ -1310,7 +1338,7 @@ TEST_CASE("a legacy block staged whole into a slot pool's gathered rows, values 
   REQUIRE(code.find("each target row then streamed out whole") != std::string::npos);  // the key packs' box (staged_runs_into_rows)
   check_edits_caught_everywhere(pair, code,
                                 {{"rows_box_swapped_rows", "kv_box + r * ", "kv_box + (r ^ 1) * "},
-                                 {"rows_box_one_step", "kv_transpose_lines16(kv_box + across_at * ", "kv_transpose_lines16(kv_box + 0 * across_at * "},
+                                 {"rows_box_one_step", "kv_transpose_lines16(kv_rows_apart{kv_box + across_at * ", "kv_transpose_lines16(kv_rows_apart{kv_box + 0 * across_at * "},
                                  {"key_rows_swapped", "kv_stage + token_mod16 * ", "kv_stage + (token_mod16 ^ 1) * "}});
 }
 
