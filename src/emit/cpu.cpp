@@ -210,7 +210,10 @@ void print_stream_out(CodeWriter& w, const std::string& to, const std::string& f
 // 1.35x / 1.25x as fast (0.55x -> 0.74x / 0.55x -> 0.69x of memcpy; its keys alone 1.12x / 1.12x, its
 // values alone 1.18x / 1.15x), -> llamacpp 1.20x / 1.19x; the key packs straight into token-major blocks,
 // -> flashinfer-nhd 1.09x / 1.14x, -> lmcache-2ltd 1.08x / 1.08x, -> vllm-flash-nhd 1.05x / 1.07x (an
-// earlier process 1.08x / 0.96x).
+// earlier process 1.08x / 0.96x); into head-major blocks, a block's 8 heads of packs as one 32 KiB box
+// (pack_lines_box), -> flashinfer-hnd 1.03-1.07x / 1.03-1.04x, -> vllm-flash-hnd 1.03x / 1.00x (two
+// processes and one; a hand edit of its values the same way, each head's 4 KiB tile box taken as part of
+// the block's 32 KiB, pages four at a time, read 1.05x / 0.84-1.10x over three processes: not taken).
 constexpr std::int64_t kStraightBoxBytes = std::int64_t{16} << 10;
 
 // The bytes of a box of a block's rows staged whole into gathered target rows (print_gathered_tile), or 0:
@@ -1576,6 +1579,45 @@ void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int s
   w.close();
 }
 
+// A box's packs in whole lines (pack_lines), inside its `if (stream && the box is whole)`: where the call's
+// CPU streams boxes straight (kv_staged_boxes), a kilobyte of the source at a time, the pages four at a
+// time (page_interleaved_step), one line into each of its 16 rows, where the row box's lookups place them
+// or its row loop's target stride apart; then on to the next box.
+void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, const PackLines& lines, int source_bytes, int target_bytes) {
+  constexpr std::int64_t kStepBytes = 1024, kPacksPerStep = 4;
+  const int around = static_cast<int>(box.level) - 1;
+  const Mode& row = cell.modes[static_cast<std::size_t>(lines.row_mode)];
+  w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+  if (box.row_mode >= 0) {
+    w.line("char* kv_rows[" + std::to_string(row.extent) + "];");
+    w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
+    for (const auto& line : side_statements(cell, static_cast<int>(box.level), kInputs, false)) w.line(line);
+    w.line("kv_rows[" + row.var + "] = " + address({}, false, offset_at(cell, false, static_cast<int>(box.level)), target_bytes) + ";");
+    w.close();
+  }
+  w.open("for (int64_t q = 0; q < " + i64(lines.steps) + "; ++q)");
+  w.line("const int64_t kv_step = " + page_interleaved_step(lines.steps, kStepBytes) + ";");
+  // The step's first pack, by the box's other loops (the source's order, the row loop left out): each
+  // loop's value at it, times its target stride.
+  std::string to;
+  std::int64_t inner = 1;  // the packs per value of the loop at hand
+  for (auto m = box.source_order.rbegin(); m != box.source_order.rend(); ++m) {
+    if (*m == lines.row_mode) continue;
+    const Mode& mode = cell.modes[static_cast<std::size_t>(*m)];
+    to += (to.empty() ? "" : " + ") + std::string("(kv_step * ") + i64(kPacksPerStep) + " / " + i64(inner) + ") % " + i64(mode.extent) + " * " +
+          i64(cell.target.stride[static_cast<std::size_t>(*m)]);
+    inner *= mode.extent;
+  }
+  w.line("const int64_t kv_to = " + to + ";");
+  const std::string rows = box.row_mode >= 0 ? "kv_rows_placed{kv_rows, kv_to * " + std::to_string(target_bytes) + "}"
+                                             : "kv_rows_apart{" + address({}, false, "(" + offset_at(cell, false, around) + " + kv_to)", target_bytes) + ", " +
+                                                   i64(cell.target.stride[static_cast<std::size_t>(lines.row_mode)] * target_bytes) + "}";
+  w.line("kv_pack_lines16(" + rows + ", " + address({}, true, offset_at(cell, true, around), source_bytes) + " + kv_step * " + i64(kStepBytes) + ", true);");
+  w.close();
+  w.line("continue;");
+  w.close();
+}
+
 // Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
 // moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
 // step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
@@ -1596,34 +1638,9 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   else if (pieces == 0) w.line("// The box's runs staged in the source's order, four quarters at once, then streamed out (source_box.hpp).");
   else w.line("// The box's runs staged in the source's order, four quarters at once, the box before streamed out beside (source_box.hpp).");
   w.open("if (stream" + whole + ")");
-  // A box of kStraightBoxBytes or more whose packs make whole lines (pack_lines), where the call's CPU
-  // streams boxes straight (kv_staged_boxes): a kilobyte of the source at a time, the pages four at a time,
-  // one line into each target row, where its lookup places it (a row box) or a row apart (a target box).
-  const std::optional<PackLines> lines = staged && box.bytes >= kStraightBoxBytes ? pack_lines(cell, box, source_bytes) : std::nullopt;
-  if (lines) {
-    const Mode& row = cell.modes[static_cast<std::size_t>(lines->row_mode)];
-    const std::string line_bytes = i64(box.bytes / lines->steps / row.extent);
-    w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
-    std::string rows;
-    if (box.row_mode >= 0) {
-      w.line("char* kv_rows[" + std::to_string(row.extent) + "];");
-      w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
-      for (const auto& line : side_statements(cell, static_cast<int>(box.level), kInputs, false)) w.line(line);
-      w.line("kv_rows[" + row.var + "] = " + address({}, false, offset_at(cell, false, static_cast<int>(box.level)), target_bytes) + ";");
-      w.close();
-      rows = "kv_rows_placed{kv_rows, kv_step * " + line_bytes + "}";
-    } else {
-      rows = "kv_rows_apart{" + address({}, false, offset_at(cell, false, around), target_bytes) + " + kv_step * " + line_bytes + ", " +
-             i64(cell.target.stride[static_cast<std::size_t>(lines->row_mode)] * target_bytes) + "}";
-    }
-    w.open("for (int64_t q = 0; q < " + i64(lines->steps) + "; ++q)");
-    w.line("const int64_t kv_step = " + page_interleaved_step(lines->steps, box.bytes / lines->steps) + ";");
-    w.line("kv_pack_lines16(" + rows + ", " + address({}, true, offset_at(cell, true, around), source_bytes) + " + kv_step * " + i64(box.bytes / lines->steps) +
-           ", true);");
-    w.close();
-    w.line("continue;");
-    w.close();
-  }
+  // A box of kStraightBoxBytes or more whose packs make whole lines: straight where the CPU takes it.
+  if (staged && box.bytes >= kStraightBoxBytes)
+    if (const std::optional<PackLines> lines = pack_lines(cell, box, source_bytes)) print_pack_lines(w, cell, box, *lines, source_bytes, target_bytes);
   if (staged && pieces == 0) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   if (pieces > 0) w.line("char* const kv_stage = kv_stages[kv_half];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
@@ -1897,8 +1914,19 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   const bool staged = box.has_value();
   if (!box && !convert && whole_block == 0 && target_runs_aligned(cell, target_bytes) && (cell.run_elements * source_bytes) % 16 == 0)
     box = quartered_runs(cell, source_bytes, target_bytes, flat);
+  // Packs in whole lines, for a nest of one member with no box of its own (pack_lines_box: the legacy key
+  // block into head-major blocks, each head's 16 rows apart): straight where the call's CPU streams boxes
+  // straight, the nest as printed otherwise.
+  std::optional<SourceBox> lines_box;
+  if (!box && members.size() == 1 && !convert) lines_box = pack_lines_box(cell, source_bytes, flat);
+  if (lines_box && lines_box->bytes < kStraightBoxBytes) lines_box.reset();
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
+    if (lines_box && l == lines_box->level) {
+      w.open("if (stream" + box_moved_whole(cell, *lines_box) + ")");
+      print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes);
+      w.close();
+    }
     if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
     else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();

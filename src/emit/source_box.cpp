@@ -107,19 +107,29 @@ std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_byte
 }
 
 std::optional<PackLines> pack_lines(const Cell& cell, const SourceBox& box, int source_bytes) {
-  constexpr std::int64_t kPackBytes = 16, kRows = 16, kStepBytes = 1024;
+  constexpr std::int64_t kPackBytes = 16, kRows = 16, kStepBytes = 1024, kPacksPerLine = 4;
   if (box.rows_in_source || cell.run_elements * source_bytes != kPackBytes || box.bytes % kStepBytes != 0) return std::nullopt;
+  auto source_stride = [&](int m) { return cell.source.stride[static_cast<std::size_t>(m)]; };
   int row = box.row_mode;
-  if (row < 0)  // a contiguous target box: the rows are the loop continuing the run in the source
+  if (row < 0)  // rows a stride apart: the loop continuing the run in the source
     for (int m : box.source_order)
-      if (cell.source.stride[static_cast<std::size_t>(m)] == cell.run_elements) row = m;
-  if (row < 0 || cell.modes[static_cast<std::size_t>(row)].extent != kRows || cell.source.stride[static_cast<std::size_t>(row)] != cell.run_elements)
+      if (source_stride(m) == cell.run_elements) row = m;
+  if (row < 0 || cell.modes[static_cast<std::size_t>(row)].extent != kRows || source_stride(row) != cell.run_elements) return std::nullopt;
+  int pack = -1;  // the other loop with the smallest source stride
+  for (int m : box.source_order)
+    if (m != row && (pack < 0 || source_stride(m) < source_stride(pack))) pack = m;
+  if (pack < 0 || source_stride(pack) != kRows * cell.run_elements || cell.target.stride[static_cast<std::size_t>(pack)] != cell.run_elements ||
+      cell.modes[static_cast<std::size_t>(pack)].extent % kPacksPerLine != 0)
     return std::nullopt;
-  for (int m : box.source_order) {
-    const auto i = static_cast<std::size_t>(m);
-    if (m != row && cell.source.stride[i] != kRows * cell.target.stride[i]) return std::nullopt;
+  return PackLines{row, pack, box.bytes / kStepBytes};
+}
+
+std::optional<SourceBox> pack_lines_box(const Cell& cell, int source_bytes, std::size_t first_level) {
+  for (std::size_t level = first_level; level < cell.loops.size(); ++level) {
+    const auto box = source_box(cell, source_bytes, level);
+    if (box && pack_lines(cell, *box, source_bytes)) return box;
   }
-  return PackLines{row, box.bytes / kStepBytes};
+  return std::nullopt;
 }
 
 std::optional<SourceBox> staged_runs_from_rows(const Cell& cell, int source_bytes, std::size_t level) {

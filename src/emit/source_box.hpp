@@ -16,7 +16,9 @@
 //     12.8-13.0). Where no loop lies between the paired ones the buffer lost, so such nests stay paired:
 //     into the legacy cache (vllm-flash-nhd -> vllm-paged-legacy's key move 17.7-18.0 -> 14.9-15.6;
 //     flashinfer-hnd -> vllm-paged-legacy 7.6-8.2 -> 7.2-7.3 for the pair), and out of it into head-major
-//     blocks (vllm-paged-legacy -> trtllm-pool 7.6-7.7 -> 6.3, -> hf-dynamic 7.8-8.1 -> 6.4-6.5).
+//     blocks (vllm-paged-legacy -> trtllm-pool 7.6-7.7 -> 6.3, -> hf-dynamic 7.8-8.1 -> 6.4-6.5). Where a
+//     block of heads is 16 KiB or more and the CPU streams boxes straight, those nests take pack lines
+//     first (pack_lines_box).
 //   - quartered_runs: runs of whole lines in a box the plan walks in the source's order (phase 5b) are
 //     streamed straight to the target, the quarters' runs one after another. Measured in one process
 //     (256 MiB, 1 / 2 threads, ratio to memcpy): vllm-flash-nhd -> vllm-flash-hnd 0.78-0.86 -> 1.07-1.11 /
@@ -86,22 +88,28 @@ std::int64_t staged_runs_pieces(const Cell& cell, const SourceBox& box);
 // straight way of kilobyte steps beats both on an Ice Lake-class Xeon (kv_staged_boxes).
 std::optional<SourceBox> staged_runs_into_rows(const Cell& cell, int source_bytes, std::size_t level);
 
-// A staged box of 16-byte packs that can also be written straight, a kilobyte step at a time: 16 rows, the
-// row loop continuing the run in the source and each other loop's source stride 16 times its target
-// stride, so that a kilobyte of the source is four runs of every row, which kv_pack_lines16 moves as one
-// whole 64-byte line of each. vLLM's legacy key block `[head, dim / 8, slot, 8]`, into 16 gathered slot
-// rows (staged_runs_into_rows: row_mode) or into a token-major block (staged_runs: the rows `row_mode`'s
-// target stride apart). Where the call's CPU streams boxes straight (kv_staged_boxes), print_box_runs takes
-// those steps, the source's pages four at a time, and no stage. Measured on an Ice Lake-class Xeon (see
-// kStraightBoxBytes in cpu.cpp).
+// A box of 16-byte packs that can be written straight, a kilobyte of the source at a time: 16 rows (a loop
+// continuing the run in the source, or a row box's row loop), and a pack loop whose consecutive values lie
+// 16 runs apart in the source and one run apart in the target, its extent a multiple of 4; a kilobyte of
+// the source is then four packs of every row, which kv_pack_lines16 moves as one whole 64-byte line of each.
+// vLLM's legacy key block `[head, dim / 8, slot, 8]`: into 16 gathered slot rows (staged_runs_into_rows:
+// row_mode), into a token-major block (staged_runs: the rows `row_mode`'s target stride apart), or into a
+// head-major one (pack_lines_box: the same, each head its own 16 rows). Where the call's CPU streams boxes
+// straight (kv_staged_boxes), the printer takes those steps, the source's pages four at a time, and no
+// stage. Measured on an Ice Lake-class Xeon (see kStraightBoxBytes in cpu.cpp).
 struct PackLines {
   int row_mode = -1;       // the loop whose 16 values are the rows
-  std::int64_t steps = 0;  // the box's kilobytes: a row's bytes / 64
+  int pack_mode = -1;      // the loop of the packs along a row
+  std::int64_t steps = 0;  // the box's kilobytes
 };
 
 // The box's pack lines, or nothing.
-// @post row_mode is one of box.source_order; steps * 1024 == box.bytes.
+// @post row_mode and pack_mode are two of box.source_order; steps * 1024 == box.bytes.
 std::optional<PackLines> pack_lines(const Cell& cell, const SourceBox& box, int source_bytes);
+
+// For a nest with no staged box: the largest box from `first_level` on whose packs make whole lines
+// (pack_lines), contiguous in the source (source_box), or nothing.
+std::optional<SourceBox> pack_lines_box(const Cell& cell, int source_bytes, std::size_t first_level);
 
 // The mirror box, from `level` on, to stage out of gathered source rows, or nothing: runs shorter than a
 // line into a box contiguous in the target (vLLM's legacy key cache's block of 16-byte packs), one of whose

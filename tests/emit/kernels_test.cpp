@@ -1290,17 +1290,36 @@ TEST_CASE("large value and key boxes streamed straight where the CPU takes them 
   const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-nhd", {{"head_size", 128}}, "straight");
   const std::string code = emit::emit_kernel(pair.proof, pair.options);
   const std::string straight = "kv_transpose_lines16(kv_rows_apart{pT + oT1 * 2 + (across_at + down0 * ";
-  const std::string key_lines = "kv_pack_lines16(kv_rows_apart{pT + oT1 * 2 + kv_step * INT64_C(64), INT64_C(1024)}, pS + oS1 * 2 + kv_step * INT64_C(1024), true);";
+  const std::string key_lines = "kv_pack_lines16(kv_rows_apart{pT + (oT1 + kv_to) * 2, INT64_C(1024)}, pS + oS1 * 2 + kv_step * INT64_C(1024), true);";
   REQUIRE(code.find("if (!kv_staged_boxes.load(std::memory_order_relaxed))") != std::string::npos);
   REQUIRE(code.find(straight) != std::string::npos);
   REQUIRE(code.find(key_lines) != std::string::npos);
   check_edits_caught_everywhere(pair, code,
                                 {{"straight_one_target_step", straight, "kv_transpose_lines16(kv_rows_apart{pT + oT1 * 2 + (0 * across_at + down0 * "},
                                  {"straight_one_source_step", "INT64_C(16) + down0) * 2, INT64_C(32), true);", "0 * INT64_C(16) + down0) * 2, INT64_C(32), true);"},
-                                 {"key_lines_one_target_step", "kv_rows_apart{pT + oT1 * 2 + kv_step * INT64_C(64)", "kv_rows_apart{pT + oT1 * 2 + 0 * kv_step * INT64_C(64)"},
+                                 {"key_lines_one_target_step", "kv_rows_apart{pT + (oT1 + kv_to) * 2", "kv_rows_apart{pT + (oT1 + 0 * kv_to) * 2"},
                                  {"key_lines_one_source_step", "pS + oS1 * 2 + kv_step * INT64_C(1024), true);", "pS + oS1 * 2 + 0 * kv_step * INT64_C(1024), true);"}},
                                 false);
   check_edits_caught_everywhere(pair, code, {{"large_staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "}}, true);
+}
+
+TEST_CASE("a legacy key block streamed straight into head-major blocks, each head's rows apart, moves the oracle's bytes, and broken steps are caught",
+          "[emit][kernels]") {
+  // Heads of 128 bf16 into vLLM's HND flash cache: the key nest has no staged box (its paired loops are
+  // adjacent), but its block of 4 heads (16 KiB, kStraightBoxBytes) makes whole lines (pack_lines_box),
+  // so where the call's CPU streams boxes straight (KVLAYOUT_STAGE_BOXES=off) each kilobyte step writes
+  // one line of each of a head's 16 token rows, the pages four at a time; a cut block (37 tokens) takes the
+  // paired nest. Streaming is forced. Controls, straight: every step written to head 0's rows, rows half
+  // as far apart, and every step read from the first kilobyte.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "vllm-flash-hnd", {{"head_size", 128}}, "head_lines");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  const std::string key_lines = "kv_pack_lines16(kv_rows_apart{pT + (oT1 + kv_to) * 2, INT64_C(256)}, pS + oS1 * 2 + kv_step * INT64_C(1024), true);";
+  REQUIRE(code.find(key_lines) != std::string::npos);
+  check_edits_caught_everywhere(pair, code,
+                                {{"head_lines_first_head", "kv_rows_apart{pT + (oT1 + kv_to) * 2", "kv_rows_apart{pT + (oT1 + kv_to % INT64_C(2048)) * 2"},
+                                 {"head_lines_rows_closer", "kv_to) * 2, INT64_C(256)}", "kv_to) * 2, INT64_C(128)}"},
+                                 {"head_lines_one_source_step", "pS + oS1 * 2 + kv_step * INT64_C(1024), true);", "pS + oS1 * 2 + 0 * kv_step * INT64_C(1024), true);"}},
+                                false);
 }
 
 TEST_CASE("a large legacy block streamed straight into a slot pool's gathered rows, values and keys, moves the oracle's bytes, and broken rows are caught",
@@ -1316,7 +1335,7 @@ TEST_CASE("a large legacy block streamed straight into a slot pool's gathered ro
   const std::string code = emit::emit_kernel(pair.proof, pair.options);
   const std::string value_lines = "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * 2}, ";
   REQUIRE(code.find(value_lines) != std::string::npos);
-  REQUIRE(code.find("kv_pack_lines16(kv_rows_placed{kv_rows, kv_step * INT64_C(64)}, ") != std::string::npos);
+  REQUIRE(code.find("kv_pack_lines16(kv_rows_placed{kv_rows, kv_to * 2}, ") != std::string::npos);
   check_edits_caught_everywhere(pair, code,
                                 {{"rows_straight_one_step", value_lines, "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), 0 * across_at * 2}, "},
                                  {"key_lines_swapped_rows", "kv_rows[token_mod16] = ", "kv_rows[token_mod16 ^ 1] = "},
