@@ -2203,7 +2203,7 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 // of 5 interleaved repetitions, 256 MiB, 1 / 2 threads, each kernel's median): into it 1.10x / 1.11x as fast
 // at median (0.96-1.14x / 1.05-1.31x; 0.64x / 0.63x of memcpy -> 0.70x / 0.70x), out of it 1.13x / 1.12x
 // (1.03-1.15x / 1.05-1.15x; 0.67x / 0.69x -> 0.74x / 0.76x).
-__attribute__((target("avx512f,avx512bw"))) static void kv_transpose_rows32_avx512(char* const* to, int64_t to_at, const char* const* from,
+[[maybe_unused]] __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_rows32_avx512(char* const* to, int64_t to_at, const char* const* from,
                                                                                  int64_t from_at, bool stream) {
   __m512i d[4][8];  // d[L][a]: lane g holds lane L of source row 8 g + a
   KV_UNROLL for (int a = 0; a < 8; ++a) {

@@ -16,6 +16,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "certificate/matrix.hpp"
@@ -312,6 +313,29 @@ TEST_CASE("every emitted CPU kernel of a shipped pair moves exactly the oracle's
   CHECK(exact > 400 / sample);
   CHECK(subset > 0);
   CHECK(not_exact > 0);
+}
+
+TEST_CASE("emitted kernels compile warning-free under clang at -O2 too, and a kernel with an unused variable does not (the control)", "[emit][kernels]") {
+  // The kernel tests compile with the system compiler at -O0; a user may build a kernel with clang and
+  // -Werror. Clang reports a static function that no instantiated code calls (-Wunneeded-internal-declaration):
+  // the AVX-512 gathered-row transpose in a kernel without gathered rows was one. Pairs with the legacy
+  // cache's straight boxes, gathered rows, llama.cpp's 32 x 32 blocks and head-major pack lines.
+  REQUIRE(std::system("command -v clang++ >/dev/null 2>&1") == 0);  // scripts/setup.sh installs clang
+  const StreamingPair pairs[] = {streaming_pair("vllm-paged-legacy", "vllm-flash-hnd", {{"head_size", 128}}, "clang_head_lines"),
+                                 streaming_pair("vllm-paged-legacy", "sglang-mha", {{"head_size", 128}}, "clang_rows"),
+                                 streaming_pair("vllm-flash-nhd", "llamacpp-vtrans", {}, "clang_rows32")};
+  std::vector<std::string> sources;
+  for (const StreamingPair& pair : pairs) sources.push_back(emit::emit_kernel(pair.proof, pair.options));
+  const native::CompileOptions clang{"clang++", {"-O2"}, 2, true};
+  test::TempDir dir;
+  CHECK_NOTHROW(native::KernelLibrary(sources, dir.path().string(), clang));
+  std::string broken = sources.front();
+  const std::string entry = "extern \"C\" int clang_head_lines(";
+  const std::size_t at = broken.rfind(entry);  // the definition, after the header comment's copy
+  REQUIRE(at != std::string::npos);
+  broken.insert(broken.find('{', at) + 1, " int kv_unused_here = 0;");
+  test::TempDir broken_dir;
+  CHECK_THROWS_AS(native::KernelLibrary({broken}, broken_dir.path().string(), clang), native::CompileError);
 }
 
 TEST_CASE("one kernel's code under two names has one code key, two pairs' kernels have two", "[emit][kernels]") {
