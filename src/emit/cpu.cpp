@@ -485,10 +485,11 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     // has the same steps write a whole line of each target row where its slot places it, nothing
     // prefetched (see kStraightBoxBytes).
     const bool straight_alternative = rows_box >= kStraightBoxBytes;
+    const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;";  // both ways' steps
     if (straight_alternative) {
       w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
       w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
-      w.line("const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;");
+      w.line(step);
       w.line("kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * " + tb + "}, " + from + " + across_at * " + i64(source_row) + ") * " + sb +
              ", " + i64(source_row * source_bytes) + ", true);");
       w.close();
@@ -497,7 +498,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     }
     w.line("alignas(64) char kv_box[" + std::to_string(rows_box) + "];");
     w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
-    w.line("const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;");
+    w.line(step);
     if (prefetch)  // the next block's same step, as the staged tiles (print_copy)
       w.line("kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_from + " + (" + next_displacement_name() + " + across_at * " + i64(source_row) +
              ") * " + sb + ");");
