@@ -12,12 +12,12 @@ std::string move_kind(const emit::Plan& plan, std::int64_t element_bytes) {
   std::int64_t shortest = INT64_MAX;
   bool transpose = false;
   for (const emit::Cell& c : plan.cells) {
-    if (c.tile_target_rows_gathered || c.tile_source_rows_gathered) return "transpose, gathered rows";
+    if (c.tile_target_rows_gathered || c.tile_source_rows_gathered) return kGatheredRowsKind;
     transpose = transpose || c.tile_target_contiguous >= 0;
     shortest = std::min(shortest, c.run_elements * element_bytes);
   }
-  if (transpose) return "transpose";
-  if (shortest <= element_bytes) return "element by element";
+  if (transpose) return kTransposeKind;
+  if (shortest <= element_bytes) return kElementByElementKind;
   if (shortest < 256) return "runs < 256 B";
   if (shortest < 2048) return "runs 256 B .. 2 KiB";
   return "runs >= 2 KiB";
@@ -59,11 +59,11 @@ std::string transpose_turn(const emit::Plan& plan, std::int64_t element_bytes) {
   for (const emit::Cell& c : plan.cells) {
     if (c.tile_target_contiguous < 0) continue;
     const bool short_source = c.tile_source_extent * element_bytes < 64, short_target = c.tile_target_extent * element_bytes < 64;
-    if (short_source != short_target) turns.insert(short_source ? "out of token-fastest" : "into token-fastest");
+    if (short_source != short_target) turns.insert(short_source ? kOutOfTokenFastest : kIntoTokenFastest);
     else if (!short_source && c.tile_source_rows_gathered != c.tile_target_rows_gathered) {
       const bool source = c.tile_source_rows_gathered;
       const char* rows = source ? "source rows gathered" : "target rows gathered";
-      turns.insert(std::string(rows_interleaved(plan, c, source) ? "K and V interleaved, " : "whole lines, ") + rows);
+      turns.insert(std::string(rows_interleaved(plan, c, source) ? kInterleavedTurn : kWholeLinesTurn) + rows);
     }
     else turns.insert("");
   }
@@ -92,14 +92,14 @@ std::string pack_turn(const emit::Plan& plan, const emit::Cell& c, std::int64_t 
   if (source_next < 0) return "";
   auto is_token = [&](int m) { return c.modes[static_cast<std::size_t>(m)].coord == plan.token_coord; };
   if (is_token(source_next) == is_token(target_next)) return "";
-  return is_token(source_next) ? "out of token-fastest" : "into token-fastest";
+  return is_token(source_next) ? kOutOfTokenFastest : kIntoTokenFastest;
 }
 
 bool pack_rows_one_by_one(const emit::Plan& plan, const emit::Cell& c, std::int64_t element_bytes) {
   const std::string turn = pack_turn(plan, c, element_bytes);
   if (turn.empty()) return false;
   const auto [source_next, target_next] = pack_next_modes(c, element_bytes);
-  const bool out = turn == "out of token-fastest";
+  const bool out = turn == kOutOfTokenFastest;
   return emit::read_by_atoms(out ? c.target : c.source, out ? source_next : target_next);
 }
 
@@ -124,7 +124,7 @@ std::map<std::string, double> ceiling_shares(const emit::Plan& plan, std::int64_
     const std::string packs = pack_turn(plan, c, element_bytes);
     if (is_own_runs_cell(plan, c, element_bytes)) elements[kOwnRunsKey] += e;
     else if (!packs.empty())
-      elements[ceiling_key(pack_rows_one_by_one(plan, c, element_bytes) ? "transpose, packs, gathered rows" : "transpose, packs", packs)] += e;
+      elements[ceiling_key(pack_rows_one_by_one(plan, c, element_bytes) ? kGatheredPacksKey : kPacksKey, packs)] += e;
     else elements[pair_key] += e;
   }
   for (auto& [key, e] : elements) e = all > 0 ? e / all : 0;

@@ -10,6 +10,18 @@
 
 namespace kvlayout::bench {
 
+// The words of the kinds, turns and ceiling keys that move_kind.cpp decides and pattern_set.cpp serves: one
+// home each, so that a pair's key and the pattern serving it cannot drift apart.
+inline constexpr const char* kTransposeKind = "transpose";
+inline constexpr const char* kGatheredRowsKind = "transpose, gathered rows";
+inline constexpr const char* kElementByElementKind = "element by element";
+inline constexpr const char* kPacksKey = "transpose, packs";
+inline constexpr const char* kGatheredPacksKey = "transpose, packs, gathered rows";
+inline constexpr const char* kOutOfTokenFastest = "out of token-fastest";
+inline constexpr const char* kIntoTokenFastest = "into token-fastest";
+inline constexpr const char* kWholeLinesTurn = "whole lines, ";
+inline constexpr const char* kInterleavedTurn = "K and V interleaved, ";
+
 // From the plan's hardest cell: "element by element" (a run of one element), "transpose, gathered rows" (a
 // transpose whose rows on one side are placed one by one through a table, e.g. over an inverted table's
 // slots), "transpose" (8 x 8 / 16-row tiles), or runs by the shortest: "runs < 256 B", "runs 256 B ..

@@ -12,6 +12,7 @@
 #include "access_replay.hpp"
 #include "block_transpose.hpp"
 #include "element_scatter.hpp"
+#include "move_kind.hpp"
 #include "parallel_parts.hpp"
 #include "row_transpose.hpp"
 #include "slot_scatter.hpp"
@@ -92,9 +93,9 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
     TransposeWay way;
     const char* name;
   };
-  const BlockTranspose blocks[] = {{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, "out of token-fastest"},
-                                   {TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, "out of token-fastest"},
-                                   {TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, "into token-fastest"}};
+  const BlockTranspose blocks[] = {{TransposeDirection::OutOfTokenFastest, TransposeWay::Streamed, kOutOfTokenFastest},
+                                   {TransposeDirection::OutOfTokenFastest, TransposeWay::Staged, kOutOfTokenFastest},
+                                   {TransposeDirection::IntoTokenFastest, TransposeWay::Streamed, kIntoTokenFastest}};
   for (const TransposeUnit unit : {TransposeUnit::Element, TransposeUnit::Pack16})
     for (const bool scattered : {false, true})
       for (const BlockTranspose& b : blocks) {
@@ -104,9 +105,9 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
         if (packs) descriptor["unit"] = "16-byte packs";
         if (scattered) descriptor["token_rows"] = "one by one";
         std::vector<std::string> keys;
-        if (packs) keys = {ceiling_key(scattered ? "transpose, packs, gathered rows" : "transpose, packs", b.name)};
-        else if (scattered) keys = {ceiling_key("transpose, gathered rows", b.name)};
-        else keys = {"transpose", ceiling_key("transpose", b.name), "transpose, gathered rows"};
+        if (packs) keys = {ceiling_key(scattered ? kGatheredPacksKey : kPacksKey, b.name)};
+        else if (scattered) keys = {ceiling_key(kGatheredRowsKind, b.name)};
+        else keys = {kTransposeKind, ceiling_key(kTransposeKind, b.name), kGatheredRowsKind};
         const std::string title = std::string("32 KiB blocks ") + (packs ? "of 16-byte packs " : "") + "transposed " + b.name + ", " + way +
                                   (scattered ? ", token rows one by one" : "") + ", random within 4 MiB, both sides";
         rows_.push_back({descriptor, title, keys, bytes, [this, b, unit, scattered](char* to, const char* from, int threads) {
@@ -137,9 +138,9 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
     const char* pages;  // and after them
   };
   const PagedGeometry geometries[] = {
-      {PagedRows::ValueRows, "whole lines, ", layers, kChannelRowsLayerBytes, &paged_order_, "llama.cpp's V rows (4 MiB layers, random cells) transposed ",
+      {PagedRows::ValueRows, kWholeLinesTurn, layers, kChannelRowsLayerBytes, &paged_order_, "llama.cpp's V rows (4 MiB layers, random cells) transposed ",
        " random 32 KiB pages, "},
-      {PagedRows::KeyValueInterleaved, "K and V interleaved, ", interleaved_layers, kInterleavedLayerBytes, &interleaved_order_,
+      {PagedRows::KeyValueInterleaved, kInterleavedTurn, interleaved_layers, kInterleavedLayerBytes, &interleaved_order_,
        "llama.cpp's V and K rows (8 MiB layers, random cells) ", " random 64 KiB pages of K and V interleaved by head, "}};
   for (const PagedGeometry& g : geometries)
     for (const RowTransposeDirection direction : {RowTransposeDirection::IntoChannelRows, RowTransposeDirection::OutOfChannelRows})
@@ -151,8 +152,8 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
         const bool into = direction == RowTransposeDirection::IntoChannelRows;
         const std::string name = std::string(g.turn) + (into ? "source rows gathered" : "target rows gathered");
         spec::Json descriptor = {{"gathered_rows", name}, {"way", way_name}, {"layer_bytes", g.layer_bytes}};
-        std::vector<std::string> keys = {ceiling_key("transpose, gathered rows", name)};
-        if (value_rows) keys.insert(keys.begin(), "transpose, gathered rows");
+        std::vector<std::string> keys = {ceiling_key(kGatheredRowsKind, name)};
+        if (value_rows) keys.insert(keys.begin(), kGatheredRowsKind);
         else descriptor["paged_rows"] = "K and V interleaved";
         rows_.push_back({descriptor, g.moved + std::string(into ? "from" : "into") + g.pages + way_name, keys, g.layers * g.layer_bytes,
                          [this, order = g.order, paged_rows = g.paged_rows, direction, way](char* to, const char* from, int threads) {
@@ -165,7 +166,7 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
   std::shuffle(slots_.begin(), slots_.end(), std::mt19937_64(kScatterRowBytes));
   for (auto [direction, name] : {std::pair{ScatterDirection::IntoSlots, "into slots"}, std::pair{ScatterDirection::OutOfSlots, "out of slots"}})
     rows_.push_back({{{"scatter", name}, {"row_bytes", kScatterRowBytes}},
-                     std::string("4 KiB rows of 2-byte elements permuted ") + name + ", rows in order", {"element by element"}, bytes,
+                     std::string("4 KiB rows of 2-byte elements permuted ") + name + ", rows in order", {kElementByElementKind}, bytes,
                      [this, direction = direction](char* to, const char* from, int threads) {
                        scatter_rows(to, from, bytes_ / kScatterRowBytes, slots_, direction, threads);
                      }});
@@ -176,7 +177,7 @@ PatternSet::PatternSet(std::size_t bytes) : bytes_(bytes) {
     if (layers == 0) break;
     rows_.push_back({{{"scatter", name}, {"way", "staged through slot rows"}, {"layer_bytes", kChannelRowsLayerBytes}},
                      std::string("legacy V pages (4 MiB layers, random cells) ") + name + ", staged through 64-byte slot rows",
-                     {"element by element"}, layers * kChannelRowsLayerBytes, [this, direction = direction](char* to, const char* from, int threads) {
+                     {kElementByElementKind}, layers * kChannelRowsLayerBytes, [this, direction = direction](char* to, const char* from, int threads) {
                        scatter_through_slot_rows(to, from, paged_order_, cells_, direction, threads);
                      }});
   }

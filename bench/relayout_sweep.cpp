@@ -283,7 +283,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
           }
           const emit::Plan plan = emit::make_plan(*proof.source_bound, *proof.target_bound, emit::kCpuPlanOptions);
           p.kind = bench::move_kind(plan, proof.source_bound->element_bytes());
-          if (p.kind.rfind("transpose", 0) == 0) p.turn = bench::transpose_turn(plan, proof.source_bound->element_bytes());
+          if (p.kind.rfind(bench::kTransposeKind, 0) == 0) p.turn = bench::transpose_turn(plan, proof.source_bound->element_bytes());
           p.ceiling_shares = bench::ceiling_shares(plan, proof.source_bound->element_bytes(), bench::ceiling_key(p.kind, p.turn));
           p.shortest_own_run = bench::shortest_own_run(plan, proof.source_bound->element_bytes());
           pairs.push_back(std::move(p));
