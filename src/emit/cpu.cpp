@@ -742,11 +742,13 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         w.line("char* const kv_stage = kv_stages[kv_half];");
         w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
         w.line(step);
-        // The next block's same step prefetched (a long span: kv_prefetch_run follows the CPU's policy).
+        // The next block's same step prefetched (a long span: kv_prefetch_run follows the CPU's policy), or
+        // the next layers' where the block is too far ahead (prefetch_step's next instance).
         // Measured on an Intel Xeon, 256 MiB, three runs of `--ab` in one process each (the prefetch
         // switched alone), 1 / 2 threads: out of vllm-paged-legacy into head-major targets, whose 4 KiB
         // boxes read one source page each, hf-dynamic 1.15x / 1.15x, flashinfer-hnd 1.15 / 1.13,
-        // vllm-flash-hnd 1.10 / 1.11, dynamo-universal 1.07 / 1.09; into token-major 32 KiB boxes, which
+        // vllm-flash-hnd 1.10 / 1.11, dynamo-universal 1.07 / 1.09 (the next block then; the layer two
+        // ahead since: 1.16 / 1.16 more); into token-major 32 KiB boxes, which
         // read four pages at once, 0.98-1.06 (vllm-flash-nhd 0.98 / 1.02, lmcache-2ltd 1.06 / 1.03).
         if (prefetch)
           w.line("kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +

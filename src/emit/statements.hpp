@@ -61,6 +61,9 @@ std::vector<std::string> lookup_row_offset(const Cell& cell, bool source, int ro
 // True (as C) where the slot of an inverted table (coordinate `coord`, CellCoordinate::inverse) holds no
 // moved token, once its modes are defined.
 std::string slot_absent(const Cell& cell, int coord, const Inputs& in);
+// The bytes of source one iteration of the loop at `level` reads: the extents of every mode not looped at
+// or outside it (at full capacity for the token's top digit).
+std::int64_t bytes_per_iteration(const Cell& cell, int level, int source_bytes);
 // How far ahead a copy prefetches its source: `iterations` iterations of the loop at `level` (-1: none).
 // The next block of a paged source is the natural distance (the hardware prefetcher does not follow a
 // table), but a block read per iteration of several MiB (TensorRT-LLM's pool holds every layer's K and V

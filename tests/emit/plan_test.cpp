@@ -604,6 +604,40 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
   }
 }
 
+TEST_CASE("tiles read from per-layer source tensors inside a block too far to prefetch take the layer 8 KiB ahead too", "[emit][plan]") {
+  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
+  auto tile_of = [](const emit::Plan& plan) -> const emit::Cell& {
+    for (const emit::Cell& c : plan.cells)
+      if (c.tile_target_contiguous >= 0) return c;
+    FAIL("no tile cell");
+    return plan.cells.front();
+  };
+  SECTION("vLLM's legacy value cache into Dynamo's universal block: a 4 KiB box of each layer in turn, two layers ahead") {
+    auto p = plan_for("vllm-paged-legacy", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& c = tile_of(p.plan);
+    // The block looked up holds every layer and head of 16 tokens (1 MiB): its next one is far past the
+    // hardware's reach, and the layer picks the source's tensor inside it.
+    const int layer = level_of(c, "layer");
+    REQUIRE(layer == static_cast<int>(c.loops.size()) - 1);
+    REQUIRE(emit::bytes_per_iteration(c, 0, 2) > emit::kFarthestPrefetchBytes);
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK(step.next_instance);
+    CHECK(step.level == layer);
+    CHECK(step.iterations == 2);
+    const std::string code = code_of(p);
+    CHECK_THAT(code, Catch::Contains("kv_prefetch_run<1024>(pS_next + oS2 * 2 + (source_next + across_at * INT64_C(16)) * 2);"));
+  }
+  SECTION("the control: a tile whose block is near (the legacy cache into vLLM's flash layout, 32 KiB blocks) prefetches the next block") {
+    auto p = plan_for("vllm-paged-legacy", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& c = tile_of(p.plan);
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK_FALSE(step.next_instance);
+    REQUIRE(step.level >= 0);
+    CHECK(emit::bytes_per_iteration(c, step.level, 2) <= emit::kFarthestPrefetchBytes);
+    CHECK_THAT(code_of(p), !Catch::Contains("pS_next"));
+  }
+}
+
 TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
   auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
