@@ -302,26 +302,46 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
   return instance.level > strided.level ? instance : strided;
 }
 
-std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound) {
+std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound, const std::string& outer_bound) {
   if (step.level < 0) return "";
   if (step.next_instance) return "INT64_C(0)";  // the same offset, in next_instance_pointer's instance
   const int mode = cell.loops[static_cast<std::size_t>(step.level)];
   const std::string& var = cell.modes[static_cast<std::size_t>(mode)].var;
   const std::string ahead = std::to_string(step.iterations);
-  std::string sum;
-  for (std::size_t i = 0; i < cell.source.atoms.size(); ++i) {
-    const Atom& a = cell.source.atoms[i];
-    if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != step.level) continue;
-    std::string next = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
-      if (node.op == expr::Op::Coord)
-        return static_cast<int>(node.value) == mode ? "(" + var + " + " + ahead + ")" : cell.modes[static_cast<std::size_t>(node.value)].var;
-      return "static_cast<int64_t>(" + in.src_tables + "[" + std::to_string(node.value) + "][" + entry + "])";
-    });
-    sum += (sum.empty() ? "" : " + ") + ("(" + next + " - " + atom_name(true, i) + ") * " + i64(a.coef));
-  }
+  // The step level's table atoms with its variable at `at`, less their values now.
+  auto atoms_moved_to = [&](const std::string& at) {
+    std::string sum;
+    for (std::size_t i = 0; i < cell.source.atoms.size(); ++i) {
+      const Atom& a = cell.source.atoms[i];
+      if (reads_tile_mode(cell, a) || level_of(cell, a.modes) != step.level) continue;
+      std::string next = expr::to_c(a.e, [&](const expr::Node& node, const std::string& entry) {
+        if (node.op == expr::Op::Coord) return static_cast<int>(node.value) == mode ? at : cell.modes[static_cast<std::size_t>(node.value)].var;
+        return "static_cast<int64_t>(" + in.src_tables + "[" + std::to_string(node.value) + "][" + entry + "])";
+      });
+      sum += (sum.empty() ? "" : " + ") + ("(" + next + " - " + atom_name(true, i) + ") * " + i64(a.coef));
+    }
+    return sum;
+  };
+  std::string sum = atoms_moved_to("(" + var + " + " + ahead + ")");
   const std::int64_t stride = cell.source.stride[static_cast<std::size_t>(mode)];
   if (stride != 0) sum += (sum.empty() ? "" : " + ") + i64(step.iterations * stride);
   if (sum.empty()) return "";
+  // Past the loop's last iteration, the enclosing loop's next one (its first iteration of this loop),
+  // where the caller names that loop's end and it steps the source by a stride alone: the next block a
+  // short lookup loop reads is otherwise left unprefetched every time round (TensorRT-LLM's 32-token
+  // blocks over the legacy cache's 16-token ones: every other box). Its table entries are those the loop's
+  // first iteration read (a guard only cuts a loop from above), so they lie within the tables; the
+  // enclosing loop's next iteration may lie past its bound, where only a prefetch goes astray.
+  std::string carried = "INT64_C(0)";
+  const int outer = step.level > 0 ? cell.loops[static_cast<std::size_t>(step.level - 1)] : -1;
+  const bool first_iteration_read = cell.modes[static_cast<std::size_t>(mode)].weight > 0;  // its value at 0 is the coordinate's least
+  if (!outer_bound.empty() && step.iterations == 1 && outer >= 0 && first_iteration_read && steps_source_by_stride(cell, outer)) {
+    std::string back = atoms_moved_to("INT64_C(0)");
+    if (stride != 0) back += (back.empty() ? "" : " + ") + ("-" + var + " * " + i64(stride));
+    const std::string& outer_var = cell.modes[static_cast<std::size_t>(outer)].var;
+    back += (back.empty() ? "" : " + ") + i64(cell.source.stride[static_cast<std::size_t>(outer)]);
+    carried = "(" + outer_var + " + 1 < " + outer_bound + " ? " + back + " : INT64_C(0))";
+  }
   // The step ahead's entries only where it moves something (as level_statements' guards): past the
   // coordinate's last value they may lie past the table's end (the token after a cache's last one).
   std::string within = var + " + " + ahead + " < " + bound;
@@ -330,7 +350,7 @@ std::string next_displacement(const Cell& cell, const PrefetchStep& step, const 
     if (!partial.empty() && level_reads_digit_of(cell, c, step.level))
       within += " && " + partial + " <= " + coordinate_limit(cell, static_cast<int>(&c - &cell.coords[0]), in);
   }
-  return within + " ? " + sum + " : INT64_C(0)";
+  return within + " ? " + sum + " : " + carried;
 }
 
 std::string coordinate_base(const Cell& cell, int coord, int without) {

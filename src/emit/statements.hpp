@@ -108,8 +108,11 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than
 // step.iterations iterations left, or empty when the loop does not move the source. The printed code
-// defines it as a variable named by next_displacement_name().
-std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound);
+// defines it as a variable named by next_displacement_name(). `outer_bound`, where not empty, names the
+// end of the loop enclosing step.level as printed around it: past the step loop's last iteration the
+// displacement then carries into that loop's next iteration (one iteration ahead, an enclosing loop that
+// steps the source by a stride alone; 0 past its own end).
+std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound, const std::string& outer_bound = "");
 // A loop's extent as an expression (the token's top digit depends on num_tokens).
 std::string extent(const Cell& cell, int mode, const Inputs& in);
 

@@ -638,6 +638,32 @@ TEST_CASE("tiles read from per-layer source tensors inside a block too far to pr
   }
 }
 
+TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next iteration for tiles, not for runs of lines", "[emit][plan]") {
+  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
+  SECTION("the legacy value cache into TensorRT-LLM's 32-token blocks: the second 16-token block's prefetch is the next head's first") {
+    auto p = plan_for("vllm-paged-legacy", "trtllm-pool", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell* tile = nullptr;
+    for (const emit::Cell& c : p.plan.cells)
+      if (c.tile_target_contiguous >= 0) tile = &c;
+    REQUIRE(tile != nullptr);
+    const emit::PrefetchStep step = emit::prefetch_step(*tile, 2);
+    REQUIRE(step.level == level_of(*tile, "token_div16_mod2"));
+    REQUIRE(level_of(*tile, "head") == step.level - 1);
+    const emit::Inputs in{"S", "T", "st", "dt", "n"};
+    const std::string carried = " : (head + 1 < head_end ? (static_cast<int64_t>(st[0][(INT64_C(0) + (token_div32 * INT64_C(2)))]) - aS0) * INT64_C(16384) + INT64_C(2048) : INT64_C(0))";
+    CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end", "head_end"), Catch::EndsWith(carried));
+    // The control: with no enclosing loop named, past the last iteration nothing is prefetched.
+    CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end"), Catch::EndsWith(" : INT64_C(0)"));
+    CHECK_THAT(code_of(p), Catch::Contains(carried + ";"));
+  }
+  SECTION("the control: runs of 256 bytes (FlashInfer's HND pages into SGLang's page_head pool) leave the hardware to follow into the next head") {
+    auto p = plan_for("flashinfer-hnd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
+    const std::string code = code_of(p);
+    REQUIRE_THAT(code, Catch::Contains("kv_prefetch_run<256>("));
+    CHECK_THAT(code, !Catch::Contains("(head + 1 < head_end ?"));
+  }
+}
+
 TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
   auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
