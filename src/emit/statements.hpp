@@ -101,7 +101,8 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // inside the one so found (or inside the lookup's, when none is) picks the source's tensor instance by
 // itself (a per-layer tensor's layer), the instance ceil(kNearestPrefetchBytes / its bytes an iteration)
 // ahead at the same offset instead (next_instance). A lookup's block farther than kFarthestPrefetchBytes
-// read inside it in 2 to kMostStreams page-long streams of one tensor instance is not prefetched either.
+// read inside it in 2 to kMostStreams page-long streams of one tensor instance is not prefetched either,
+// nor in one such stream where the target is written in at most kMostStreams.
 // @post level is -1 only when no loop's iteration moves the source through a table lookup, or that
 //       lookup's block is farther than kFarthestPrefetchBytes and read inside in a few page-long streams of
 //       one instance.

@@ -465,21 +465,22 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     CHECK(step.level == level_of(p.plan.cells[0], "token_div16"));
     CHECK(step.iterations == 1);
   }
-  SECTION("TensorRT-LLM's 4 MiB blocks (all layers of 32 tokens): the next head's 8 KiB, or the next layer's") {
+  SECTION("TensorRT-LLM's 4 MiB blocks (all layers of 32 tokens): never the next block") {
     auto p = plan_for("trtllm-pool", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const auto& c = p.plan.cells[0];
     // Inside a block the plan reads the source in its own order, (layer, kv, head, 32 tokens).
-    const int block = level_of(c, "token_div32"), head = level_of(c, "head");
+    const int block = level_of(c, "token_div32");
     REQUIRE(block >= 0);
-    REQUIRE(head > block);
+    REQUIRE(level_of(c, "head") > block);
     // The control: the block is what a lookup-only rule prefetches, and 4 MiB is past the limit.
     std::int64_t block_bytes = 2;
     for (std::size_t l = static_cast<std::size_t>(block) + 1; l < c.loops.size(); ++l) block_bytes *= c.modes[static_cast<std::size_t>(c.loops[l])].extent;
     block_bytes *= c.run_elements;
     CHECK(block_bytes > emit::kFarthestPrefetchBytes);
-    CHECK(emit::prefetch_step(c, 2).level == head);
-    CHECK(emit::prefetch_step(c, 2).iterations == 1);
+    // Inside it the source is one stream written into a few (the target's 4 KiB runs): left to the
+    // hardware, never the next block.
+    CHECK(emit::prefetch_step(c, 2).level == -1);
     // The kernel copies those 4 KiB runs as whole blocks four at a time (cpu.cpp, whole_blocks_at_once),
     // which read four pages at once and prefetch nothing (measured faster: 0.85-0.87x -> 1.03x of memcpy
     // at one thread); never the next 4 MiB block.
@@ -661,6 +662,38 @@ TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next
     const std::string code = code_of(p);
     REQUIRE_THAT(code, Catch::Contains("kv_prefetch_run<256>("));
     CHECK_THAT(code, !Catch::Contains("(head + 1 < head_end ?"));
+  }
+}
+
+TEST_CASE("a block too far to prefetch, read inside in one page-long stream and written in a few, is left to the hardware", "[emit][plan]") {
+  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
+  SECTION("vLLM 0.3.3's BHLNC block (a head's 32 layers in one 256 KiB stream) into FlashInfer's HND pages (K's and V's 4 KiB a layer)") {
+    auto p = plan_for("vllm033-bhlnc", "flashinfer-hnd", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    const int block = level_of(c, "token_div16");
+    REQUIRE(emit::bytes_per_iteration(c, block, 2) > emit::kFarthestPrefetchBytes);
+    const std::vector<int> inside(c.loops.begin() + block + 1, c.loops.end());
+    CHECK(emit::streams_along(c, inside, c.source, emit::kLeastReadStreamBytes / 2) == 1);
+    CHECK(emit::streams_along(c, inside, c.target, emit::kLeastReadStreamBytes / 2) <= emit::kMostStreams);
+    CHECK(emit::prefetch_step(c, 2).level == -1);
+    // The nest for a target off its lines walks the layer outside the block, whose 64 KiB it prefetches.
+    const std::string code = code_of(p);
+    const std::size_t nest = code.find("static void cell0("), other = code.find("static void cell0_off_lines(");
+    REQUIRE(nest != std::string::npos);
+    REQUIRE(other > nest);
+    CHECK(code.substr(nest, other - nest).find("source_next") == std::string::npos);
+  }
+  SECTION("the control: one read stream written into many (SGLang's page_head pool, a token's 32 layers, into per-layer tensors) keeps its step") {
+    auto p = plan_for("sglang-host-page-head", "vllm-flash-hnd", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& c = p.plan.cells[0];
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    REQUIRE(step.level >= 0);
+    const std::vector<int> inside(c.loops.begin() + level_of(c, "token_div64") + 1, c.loops.end());
+    CHECK(emit::streams_along(c, inside, c.source, emit::kLeastReadStreamBytes / 2) == 1);
+    CHECK(emit::streams_along(c, inside, c.target, emit::kLeastReadStreamBytes / 2) > emit::kMostStreams);
+    CHECK(step.level == level_of(c, "token_mod16"));
+    CHECK_THAT(code_of(p), Catch::Contains("kv_prefetch_run<256>(pS + oS5 * 2 + source_next * 2);"));
   }
 }
 
