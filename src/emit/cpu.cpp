@@ -1836,8 +1836,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   // Only tiles and runs shorter than a line carry the prefetch into it (next_displacement): runs of lines
   // read on into the next block are followed by the hardware, and there the carried prefetch only cost
   // (measured on an Ice Lake-class Xeon, one process each, 5 interleaved repetitions, 1 / 2 threads: HND
-  // sources into SGLang's page_head host pool, 256-byte runs, flashinfer-hnd 0.93x / 0.78x as fast,
-  // vllm-flash-hnd 0.93x / 0.91x; 32 other pairs of runs 0.89x-1.18x, median 1.00x).
+  // sources into SGLang's page_head host pool, 256-byte runs, 0.89-0.94x / 0.78-0.91x as fast
+  // (flashinfer-hnd 0.93x / 0.78x, vllm-flash-hnd 0.93x / 0.91x); 34 other pairs at random 0.93-1.03x /
+  // 0.93-1.18x, median 1.00x / 1.00x).
   const bool carries = cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64;
   auto displacement = [&](std::size_t l, const std::string& bound, const std::string& outer_bound = "") {
     if (static_cast<int>(l) != prefetch) return;

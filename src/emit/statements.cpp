@@ -259,8 +259,8 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     // each, 5-7 interleaved repetitions, 1 / 2 threads, nothing against a strided loop's step inside the
     // block: vllm033-bhlnc -> flashinfer-hnd (one 256 KiB read stream a head, K's and V's 4 KiB write
     // streams a layer) 1.20x / 1.49x as fast, -> vllm-flashinfer-hnd 1.18x / 1.22x,
-    // sglang0523-host-page-first-direct -> vllm-flashinfer-nhd 1.14x / 1.06x, nine other such pairs
-    // 0.99-1.04x / 0.96-1.07x; twelve more at random 1.00x / 1.01x at the median, 0.95-1.16x / 0.98-1.16x
+    // sglang0523-host-page-first-direct -> vllm-flashinfer-nhd 1.14x / 1.06x, ten other such pairs
+    // 0.99-1.04x / 1.00-1.08x; twelve more at random 1.00x / 1.01x at the median, 0.95-1.16x / 0.98-1.16x
     // (sglang-host-page-head -> sglang0523-host-page-head 1.16x / 1.16x, trtllm-pool -> hf-dynamic 1.15x /
     // 1.15x). Where the target's writes are many more (a token's 32 layers into per-layer
     // tensors), the step stays: there the same change read 0.94x / 0.94x (sglang-host-page-head ->
