@@ -1831,8 +1831,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   } else {
     w.line("const int64_t " + v0 + " = flat;");
   }
-  // `outer_bound`: the end of the loop printed around level l, where that loop is the one before it in
-  // cell.loops and a nest loop of its own (not flattened), so that its next iteration is the next one run.
+  // `nested`: level l's loop is printed inside level l - 1's, in cell.loops' order; where that loop is a
+  // nest loop of its own (not flattened), its next iteration is the next one run, and its end is named.
   // Only tiles and runs shorter than a line carry the prefetch into it (next_displacement): runs of lines
   // read on into the next block are followed by the hardware, and there the carried prefetch only cost
   // (measured on an Ice Lake-class Xeon, one process each, 5 interleaved repetitions, 1 / 2 threads: HND
@@ -1840,9 +1840,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   // (flashinfer-hnd 0.93x / 0.78x, vllm-flash-hnd 0.93x / 0.91x); 34 other pairs at random 0.93-1.03x /
   // 0.93-1.18x, median 1.00x / 1.00x).
   const bool carries = cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64;
-  auto displacement = [&](std::size_t l, const std::string& bound, const std::string& outer_bound = "") {
+  auto displacement = [&](std::size_t l, const std::string& bound, bool nested = false) {
     if (static_cast<int>(l) != prefetch) return;
-    w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound, carries ? outer_bound : "") + ";");
+    const std::string outer_bound =
+        carries && nested && l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : std::string();
+    w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound, outer_bound) + ";");
     if (!step.next_instance) return;
     std::vector<std::string> named;  // members without their own instance share pS
     for (std::size_t k = 0; k < group.size(); ++k) {
@@ -1891,7 +1893,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
       // both loops are open.
       if (!source_order || k + 2 < levels.size()) {
         statements(static_cast<int>(l), "continue;");
-        displacement(l, v + "_end", l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : "");
+        displacement(l, v + "_end", true);
       } else if (k + 1 == levels.size()) {
         for (std::size_t at = loops - 2; at < loops; ++at) {
           statements(static_cast<int>(at), "continue;");
@@ -1949,7 +1951,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     w.open("for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; " + v + " < " + v +
            "_end; ++" + v + ")");
     statements(static_cast<int>(l), "continue;");
-    displacement(l, v + "_end", l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : "");
+    displacement(l, v + "_end", true);
   }
   copies(prefetch >= 0);
   for (std::size_t l = flat; l < loops; ++l) w.close();

@@ -218,8 +218,8 @@ PrefetchStep next_instance_step(const Cell& cell, int block, int source_bytes) {
 
 }  // namespace
 
-// Whether `loops` read the source in 2 to kMostStreams page-long streams at once, which the hardware
-// prefetcher follows: the one home of that test for prefetch_step's two uses.
+// Whether `loops` read the source in `least` (2 unless told) to kMostStreams page-long streams at once,
+// which the hardware prefetcher follows: the one home of that test for prefetch_step's two uses.
 static bool read_in_few_page_streams(const Cell& cell, const std::vector<int>& loops, int source_bytes, std::int64_t least = 2) {
   const std::int64_t reads = streams_along(cell, loops, cell.source, kLeastReadStreamBytes / source_bytes);
   return reads >= least && reads <= kMostStreams;

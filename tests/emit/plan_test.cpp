@@ -38,6 +38,18 @@ std::vector<std::string> loop_names(const emit::Cell& cell) {
   return out;
 }
 
+// The CPU kernel emitted for a planned pair.
+std::string kernel_code(const Planned& p) {
+  return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+}
+
+// The plan's first tile cell, or null.
+const emit::Cell* first_tile(const emit::Plan& plan) {
+  for (const emit::Cell& c : plan.cells)
+    if (c.tile_target_contiguous >= 0) return &c;
+  return nullptr;
+}
+
 }  // namespace
 
 TEST_CASE("NHD -> HND: a 128-element run, lookups hoisted, each block read in the source's order", "[emit][plan]") {
@@ -484,7 +496,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     // The kernel copies those 4 KiB runs as whole blocks four at a time (cpu.cpp, whole_blocks_at_once),
     // which read four pages at once and prefetch nothing (measured faster: 0.85-0.87x -> 1.03x of memcpy
     // at one thread); never the next 4 MiB block.
-    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    const std::string code = kernel_code(p);
     CHECK_THAT(code, Catch::Contains("kv_stream_copy4<4096>(kv_block_to, kv_block_from)"));
     CHECK_THAT(code, !Catch::Contains("source_next"));
     CHECK_THAT(code, !Catch::Contains("st[0][(token_div32 + 1)]"));
@@ -497,7 +509,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     const emit::PrefetchStep step = emit::prefetch_step(c, 2);
     CHECK(step.level == level_of(c, "token_mod16"));
     CHECK(step.iterations == 2);
-    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    const std::string code = kernel_code(p);
     CHECK_THAT(code, Catch::Contains("const int64_t source_next = token_mod16 + 2 < token_mod16_end ? INT64_C(256) : INT64_C(0);"));
   }
   SECTION("SGLang's 256 KiB host pages (64 tokens) of one tensor, read inside in K's and V's streams: nothing") {
@@ -514,7 +526,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     CHECK(block_bytes > emit::kFarthestPrefetchBytes);
     CHECK(c.source.instance_coord < 0);
     CHECK(emit::prefetch_step(c, 2).level == -1);
-    const std::string code = emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    const std::string code = kernel_code(p);
     CHECK_THAT(code, !Catch::Contains("source_next"));
   }
 }
@@ -522,7 +534,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
 TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks unprefetched", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
-    return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
+    return kernel_code(p);
   };
   const std::string band = "kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * 2);";
   const std::string stage = "kv_stream_copy<512>(burst, kv_stage_rows[r]);";
@@ -570,7 +582,6 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
 }
 
 TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch the layer 8 KiB ahead, not the next token", "[emit][plan]") {
-  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("vLLM's per-layer kv_cache into SGLang's page_first host pool: 2 KiB of each layer in turn, four layers ahead") {
     auto p = plan_for("vllm-flash-nhd", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
@@ -584,7 +595,7 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
     CHECK(step.next_instance);
     CHECK(step.level == layer);
     CHECK(step.iterations == 4);
-    const std::string code = code_of(p);
+    const std::string code = kernel_code(p);
     // Never past the last layer: there the current one is prefetched again.
     CHECK_THAT(code, Catch::Contains("const char* const pS_next = static_cast<const char*>(S[layer_div4 * INT64_C(4) + layer_mod4 + INT64_C(4) <= "
                                      "INT64_C(31) ? INT64_C(0) + layer_div4 * INT64_C(4) + layer_mod4 + INT64_C(4) : INT64_C(0) + layer_div4 * "
@@ -601,21 +612,16 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
     CHECK_FALSE(step.next_instance);
     CHECK(step.level == level_of(c, "token_mod32"));
     CHECK(step.iterations == 4);
-    CHECK_THAT(code_of(p), !Catch::Contains("pS_next"));
+    CHECK_THAT(kernel_code(p), !Catch::Contains("pS_next"));
   }
 }
 
 TEST_CASE("tiles read from per-layer source tensors inside a block too far to prefetch take the layer 8 KiB ahead too", "[emit][plan]") {
-  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
-  auto tile_of = [](const emit::Plan& plan) -> const emit::Cell& {
-    for (const emit::Cell& c : plan.cells)
-      if (c.tile_target_contiguous >= 0) return c;
-    FAIL("no tile cell");
-    return plan.cells.front();
-  };
   SECTION("vLLM's legacy value cache into Dynamo's universal block: a 4 KiB box of each layer in turn, two layers ahead") {
     auto p = plan_for("vllm-paged-legacy", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
-    const emit::Cell& c = tile_of(p.plan);
+    const emit::Cell* tile = first_tile(p.plan);
+    REQUIRE(tile != nullptr);
+    const emit::Cell& c = *tile;
     // The block looked up holds every layer and head of 16 tokens (1 MiB): its next one is far past the
     // hardware's reach, and the layer picks the source's tensor inside it.
     const int layer = level_of(c, "layer");
@@ -625,27 +631,26 @@ TEST_CASE("tiles read from per-layer source tensors inside a block too far to pr
     CHECK(step.next_instance);
     CHECK(step.level == layer);
     CHECK(step.iterations == 2);
-    const std::string code = code_of(p);
+    const std::string code = kernel_code(p);
     CHECK_THAT(code, Catch::Contains("kv_prefetch_run<1024>(pS_next + oS2 * 2 + (source_next + across_at * INT64_C(16)) * 2);"));
   }
   SECTION("the control: a tile whose block is near (the legacy cache into vLLM's flash layout, 32 KiB blocks) prefetches the next block") {
     auto p = plan_for("vllm-paged-legacy", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
-    const emit::Cell& c = tile_of(p.plan);
+    const emit::Cell* tile = first_tile(p.plan);
+    REQUIRE(tile != nullptr);
+    const emit::Cell& c = *tile;
     const emit::PrefetchStep step = emit::prefetch_step(c, 2);
     CHECK_FALSE(step.next_instance);
     REQUIRE(step.level >= 0);
     CHECK(emit::bytes_per_iteration(c, step.level, 2) <= emit::kFarthestPrefetchBytes);
-    CHECK_THAT(code_of(p), !Catch::Contains("pS_next"));
+    CHECK_THAT(kernel_code(p), !Catch::Contains("pS_next"));
   }
 }
 
 TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next iteration for tiles, not for runs of lines", "[emit][plan]") {
-  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("the legacy value cache into TensorRT-LLM's 32-token blocks: the second 16-token block's prefetch is the next head's first") {
     auto p = plan_for("vllm-paged-legacy", "trtllm-pool", "llama-3.1-8b", kCpuPlan);
-    const emit::Cell* tile = nullptr;
-    for (const emit::Cell& c : p.plan.cells)
-      if (c.tile_target_contiguous >= 0) tile = &c;
+    const emit::Cell* tile = first_tile(p.plan);
     REQUIRE(tile != nullptr);
     const emit::PrefetchStep step = emit::prefetch_step(*tile, 2);
     REQUIRE(step.level == level_of(*tile, "token_div16_mod2"));
@@ -655,18 +660,17 @@ TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next
     CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end", "head_end"), Catch::EndsWith(carried));
     // The control: with no enclosing loop named, past the last iteration nothing is prefetched.
     CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end"), Catch::EndsWith(" : INT64_C(0)"));
-    CHECK_THAT(code_of(p), Catch::Contains(carried + ";"));
+    CHECK_THAT(kernel_code(p), Catch::Contains(carried + ";"));
   }
   SECTION("the control: runs of 256 bytes (FlashInfer's HND pages into SGLang's page_head pool) leave the hardware to follow into the next head") {
     auto p = plan_for("flashinfer-hnd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
-    const std::string code = code_of(p);
+    const std::string code = kernel_code(p);
     REQUIRE_THAT(code, Catch::Contains("kv_prefetch_run<256>("));
     CHECK_THAT(code, !Catch::Contains("(head + 1 < head_end ?"));
   }
 }
 
 TEST_CASE("a block too far to prefetch, read inside in one page-long stream and written in a few, is left to the hardware", "[emit][plan]") {
-  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("vLLM 0.3.3's BHLNC block (a head's 32 layers in one 256 KiB stream) into FlashInfer's HND pages (K's and V's 4 KiB a layer)") {
     auto p = plan_for("vllm033-bhlnc", "flashinfer-hnd", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
@@ -678,7 +682,7 @@ TEST_CASE("a block too far to prefetch, read inside in one page-long stream and 
     CHECK(emit::streams_along(c, inside, c.target, emit::kLeastReadStreamBytes / 2) <= emit::kMostStreams);
     CHECK(emit::prefetch_step(c, 2).level == -1);
     // The nest for a target off its lines walks the layer outside the block, whose 64 KiB it prefetches.
-    const std::string code = code_of(p);
+    const std::string code = kernel_code(p);
     const std::size_t nest = code.find("static void cell0("), other = code.find("static void cell0_off_lines(");
     REQUIRE(nest != std::string::npos);
     REQUIRE(other > nest);
@@ -693,12 +697,11 @@ TEST_CASE("a block too far to prefetch, read inside in one page-long stream and 
     CHECK(emit::streams_along(c, inside, c.source, emit::kLeastReadStreamBytes / 2) == 1);
     CHECK(emit::streams_along(c, inside, c.target, emit::kLeastReadStreamBytes / 2) > emit::kMostStreams);
     CHECK(step.level == level_of(c, "token_mod16"));
-    CHECK_THAT(code_of(p), Catch::Contains("kv_prefetch_run<256>(pS + oS5 * 2 + source_next * 2);"));
+    CHECK_THAT(kernel_code(p), Catch::Contains("kv_prefetch_run<256>(pS + oS5 * 2 + source_next * 2);"));
   }
 }
 
 TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the hardware already follows it", "[emit][plan]") {
-  auto code_of = [](const Planned& p) { return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{}); };
   SECTION("SGLang's token pool over its slots: one stream of 2 KiB runs, four slots ahead") {
     auto p = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
     const emit::Cell& c = p.plan.cells[0];
@@ -707,7 +710,7 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     const emit::PrefetchStep step = emit::prefetch_step(c, 2);
     CHECK(step.level == level_of(c, "slot"));
     CHECK(step.iterations == 4);
-    CHECK_THAT(code_of(p), Catch::Contains("const int64_t source_next = slot + 4 < E1 ? INT64_C(4096) : INT64_C(0);"));
+    CHECK_THAT(kernel_code(p), Catch::Contains("const int64_t source_next = slot + 4 < E1 ? INT64_C(4096) : INT64_C(0);"));
   }
   SECTION("a few page-long read streams (HF's heads) are left to the hardware") {
     auto p = plan_for("hf-dynamic", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
@@ -716,7 +719,7 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     CHECK(reads >= 2);
     CHECK(reads <= emit::kMostStreams);
     CHECK(emit::prefetch_step(c, 2).level == -1);
-    CHECK_THAT(code_of(p), !Catch::Contains("source_next"));
+    CHECK_THAT(kernel_code(p), !Catch::Contains("source_next"));
   }
   SECTION("whole blocks of 8 KiB or more are left to kv_stream_copy's page streams") {
     auto p = plan_for("lmcache-mla", "vllm-mla", "deepseek-v3", kCpuPlan);
@@ -724,7 +727,7 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     // The control: told of no whole block, the same cell would be prefetched.
     CHECK(emit::prefetch_step(c, 2, 0).level >= 0);
     CHECK(emit::prefetch_step(c, 2, 16 * 576 * 2).level == -1);
-    const std::string code = code_of(p);
+    const std::string code = kernel_code(p);
     CHECK_THAT(code, Catch::Contains("kv_stream_copy<18432>("));
     CHECK_THAT(code, !Catch::Contains("source_next"));
   }
