@@ -339,6 +339,8 @@ TEST_CASE("emitted kernels compile warning-free under clang at -O2 too, and a ke
   CHECK_THROWS_AS(native::KernelLibrary({broken}, broken_dir.path().string(), clang), native::CompileError);
 }
 
+namespace {
+
 // The base register and offset of each 32-byte streaming store (`vmovntdq %ymmN, OFF(%reg)`) in GCC's
 // x86-64 assembly, in groups: a group runs through loads and address arithmetic and ends at a label, a
 // jump or any other instruction. Returns the groups of two or more stores to one base.
@@ -370,6 +372,8 @@ std::vector<std::vector<std::int64_t>> streaming_store_groups(const std::string&
   close();
   return groups;
 }
+
+}  // namespace
 
 TEST_CASE("each line's streaming stores are issued together in address order at -O2, and with kv_line_stored emptied GCC interleaves two lines (the control)",
           "[emit][kernels]") {
