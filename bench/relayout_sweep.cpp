@@ -45,6 +45,7 @@
 #include "emit/plan.hpp"
 #include "layout/block_tables.hpp"
 #include "native/kernel_library.hpp"
+#include "native/streaming_store_order.hpp"
 #include "prove/proof.hpp"
 #include "spec/catalog.hpp"
 #include "spec/json_node.hpp"
@@ -327,7 +328,42 @@ std::unique_ptr<native::KernelLibrary> compile(const std::vector<Pair>& pairs, c
   std::filesystem::create_directories(o.workdir);
   native::CompileOptions c;
   c.jobs = o.jobs;
+  c.keep_assembly = true;  // for store_order
   return std::make_unique<native::KernelLibrary>(sources, o.workdir, c);
+}
+
+// Phase 2b: the order the compiler gave each kernel's streaming stores, read from the assembly compile()
+// kept: the kernels where some 64-byte line's stores are split by another line's (kv_line_stored is
+// there to prevent it; native/streaming_store_order.hpp says why it matters and how it is read).
+spec::Json store_order(const native::KernelLibrary& library, const std::vector<Pair>& pairs) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> by_kernel;  // kernel -> groups of stores, groups splitting lines
+  for (const std::string& shared_object : library.files()) {
+    std::ifstream in(std::filesystem::path(shared_object).replace_extension(".s"));
+    if (!in) throw std::runtime_error("cannot read the assembly kept beside " + shared_object);
+    const std::string assembly((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const native::StreamingStoreGroup& g : native::streaming_store_groups(assembly)) {
+      auto& [groups, splitting] = by_kernel[native::generated_kernel_of(g.function)];
+      ++groups;
+      splitting += native::splits_lines(g) ? 1 : 0;
+    }
+  }
+  std::size_t kernels = 0, streaming = 0;
+  spec::Json splitting = spec::Json::array();
+  for (const Pair& p : pairs) {
+    if (p.same_as >= 0) continue;
+    ++kernels;
+    const auto found = by_kernel.find(p.kernel);
+    if (found == by_kernel.end()) continue;
+    ++streaming;
+    if (found->second.second > 0)
+      splitting.push_back({{"pair", p.cache + " " + p.source + " -> " + p.target}, {"groups", found->second.first}, {"splitting", found->second.second}});
+  }
+  std::printf("store order: %zu kernels, %zu with streaming stores in groups, %zu of them split a line's stores by another line's\n", kernels, streaming,
+              splitting.size());
+  for (const auto& k : splitting)
+    std::printf("    lines split: %s (%zu of %zu groups)\n", k["pair"].get<std::string>().c_str(), k["splitting"].get<std::size_t>(), k["groups"].get<std::size_t>());
+  std::fflush(stdout);
+  return {{"kernels", kernels}, {"streaming", streaming}, {"splitting_lines", splitting}};
 }
 
 // --ab-source's kernel, compiled apart (both files define k0), or null when not asked.
@@ -864,6 +900,7 @@ int run_sweep(const Options& o) {
   std::fprintf(stderr, "sweep: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const auto library = compile(pairs, o);
   const auto ab_library = compile_ab_source(pairs, o);
+  const spec::Json stores = store_order(*library, pairs);
   std::size_t arena_bytes = 0;
   for (const Pair& p : pairs) arena_bytes = std::max(arena_bytes, p.arena_bytes);
   arena_bytes = std::max(arena_bytes, (static_cast<std::size_t>(o.mib) << 21) + 8192);
@@ -987,6 +1024,7 @@ int run_sweep(const Options& o) {
                                         {"memcpy_glibc_tunables", memcpy_tunables()},
                                         {"cpu", cpu_record()},
                                         {"patterns", patterns},
+                                        {"store_order", stores},
                                         {"pairs", rows},
                                         {"summary", summary}}
                                  .dump(2)

@@ -41,10 +41,32 @@ void finish(Job& job, bool quiet_required) {
     throw CompileError("compiling an emitted kernel failed: " + command_line(job) + "\n" + text.substr(0, 4000));
 }
 
+// Runs `jobs`, at most `width` at a time; every started compiler is waited for.
+// @throws CompileError with the first failure's command and output.
+void run_all(std::vector<Job>& jobs, std::size_t width, bool quiet_required) {
+  std::string failure;
+  for (std::size_t first = 0; first < jobs.size(); first += width) {
+    const std::size_t end = std::min(jobs.size(), first + width);
+    std::size_t started = first;
+    try {
+      for (; started < end; ++started) start_compiler(jobs[started]);
+    } catch (const CompileError& e) {
+      failure = e.what();
+    }
+    for (std::size_t j = first; j < started; ++j) try {
+        finish(jobs[j], quiet_required);
+      } catch (const CompileError& e) {
+        if (failure.empty()) failure = e.what();
+      }
+    if (!failure.empty()) throw CompileError(failure);
+  }
+}
+
 }  // namespace
 
 KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std::string& directory, const CompileOptions& options) {
-  std::vector<Job> jobs;
+  if (options.keep_assembly && options.language != Language::Cpp) throw CompileError("keep_assembly is for C++ kernels only");
+  std::vector<Job> compiles, links;
   std::vector<std::string> libraries;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string stem = directory + "/kernels" + std::to_string(i);
@@ -57,30 +79,26 @@ KernelLibrary::KernelLibrary(const std::vector<std::string>& sources, const std:
       if (options.language == Language::Cuda) job.argv.insert(job.argv.end(), {"-Xcompiler", "-Wall", "-Werror", "all-warnings"});
       else job.argv.insert(job.argv.end(), {"-Wall", "-Wextra", "-Werror"});
     }
-    job.argv.insert(job.argv.end(), {file, "-o", stem + ".so"});
     job.log = stem + ".log";
-    jobs.push_back(std::move(job));
+    if (options.keep_assembly) {
+      // -S without -shared, and the link without -std: clang warns of an argument a step does not use.
+      job.argv.erase(std::find(job.argv.begin(), job.argv.end(), "-shared"));
+      job.argv.insert(job.argv.end(), {"-S", file, "-o", stem + ".s"});
+      Job link;
+      link.argv = {compiler_of(options), "-fPIC", "-shared", "-pthread", stem + ".s", "-o", stem + ".so"};
+      link.log = stem + ".link.log";
+      links.push_back(std::move(link));
+    } else {
+      job.argv.insert(job.argv.end(), {file, "-o", stem + ".so"});
+    }
+    compiles.push_back(std::move(job));
     libraries.push_back(stem + ".so");
   }
-  // Phase 1: compile, at most options.jobs at a time; every started compiler is waited for.
   const std::size_t width = static_cast<std::size_t>(options.jobs < 1 ? 1 : options.jobs);
-  std::string failure;
-  for (std::size_t first = 0; first < jobs.size(); first += width) {
-    const std::size_t end = std::min(jobs.size(), first + width);
-    std::size_t started = first;
-    try {
-      for (; started < end; ++started) start_compiler(jobs[started]);
-    } catch (const CompileError& e) {
-      failure = e.what();
-    }
-    for (std::size_t j = first; j < started; ++j) try {
-        finish(jobs[j], options.warnings_are_errors);
-      } catch (const CompileError& e) {
-        if (failure.empty()) failure = e.what();
-      }
-    if (!failure.empty()) throw CompileError(failure);
-  }
-  // Phase 2: load.
+  // Phase 1: compile (to assembly, with keep_assembly); phase 2: assemble and link that.
+  run_all(compiles, width, options.warnings_are_errors);
+  run_all(links, width, options.warnings_are_errors);
+  // Phase 3: load.
   open_all(libraries);
 }
 

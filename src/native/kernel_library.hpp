@@ -23,6 +23,9 @@ struct CompileOptions {
   int jobs = 2;                                // compilers run at once
   bool warnings_are_errors = false;            // -Wall -Wextra -Werror (nvcc: -Wall); the tests hold generated code to it
   Language language = Language::Cpp;           // Cuda: sources are .cu files, compiled by nvcc
+  // C++ only: each source compiled to DIRECTORY/kernelsI.s first (-S, the same flags), then assembled and
+  // linked; the assembly stays for a reader such as native::streaming_store_groups.
+  bool keep_assembly = false;
 };
 
 // A compiler failure: the message holds the command and the compiler's first 4000 characters of output.
@@ -32,8 +35,8 @@ struct CompileError : std::runtime_error {
 
 class KernelLibrary {
  public:
-  // Writes sources[i] to DIRECTORY/kernelsI.cpp, compiles each into kernelsI.so (options.jobs at a time)
-  // and loads them all. @throws CompileError when a compiler fails or a library does not load.
+  // Writes sources[i] to DIRECTORY/kernelsI.cpp, compiles each into kernelsI.so (options.jobs at a time;
+  // through kernelsI.s with options.keep_assembly) and loads them all. @throws CompileError when a compiler fails or a library does not load.
   KernelLibrary(const std::vector<std::string>& sources, const std::string& directory, const CompileOptions& options = {});
   // Loads libraries compiled before (the DIRECTORY/kernelsI.so files of an earlier KernelLibrary).
   // @throws CompileError when one does not load.

@@ -27,6 +27,7 @@
 #include "emit/plan.hpp"
 #include "enumerate/patterns.hpp"
 #include "enumerate/storage.hpp"
+#include "native/streaming_store_order.hpp"
 #include "prove/side_cache.hpp"
 #include "spec/catalog.hpp"
 #include "support/temp_dir.hpp"
@@ -339,43 +340,7 @@ TEST_CASE("emitted kernels compile warning-free under clang at -O2 too, and a ke
   CHECK_THROWS_AS(native::KernelLibrary({broken}, broken_dir.path().string(), clang), native::CompileError);
 }
 
-namespace {
-
-// The base register and offset of each 32-byte streaming store (`vmovntdq %ymmN, OFF(%reg)`) in GCC's
-// x86-64 assembly, in groups: a group runs through loads and address arithmetic and ends at a label, a
-// jump or any other instruction. Returns the groups of two or more stores to one base.
-std::vector<std::vector<std::int64_t>> streaming_store_groups(const std::string& assembly) {
-  std::vector<std::vector<std::int64_t>> groups;
-  std::vector<std::int64_t> offsets;
-  std::string base;
-  auto close = [&] {
-    if (offsets.size() >= 2) groups.push_back(offsets);
-    offsets.clear();
-    base.clear();
-  };
-  std::istringstream lines(assembly);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t op = line.find_first_not_of(" \t");
-    if (op == std::string::npos) continue;
-    const std::string rest = line.substr(op);
-    if (rest.rfind("vmovntdq\t%ymm", 0) == 0) {
-      const std::size_t comma = rest.find(", "), paren = rest.find('(', comma);
-      const std::string offset = rest.substr(comma + 2, paren - comma - 2), reg = rest.substr(paren + 1, rest.find_first_of(",)", paren) - paren - 1);
-      if (reg != base) close();
-      base = reg;
-      offsets.push_back(offset.empty() ? 0 : std::stoll(offset));
-      continue;
-    }
-    const bool passes = rest.rfind("vmovdqu", 0) == 0 || rest.rfind("lea", 0) == 0 || rest.rfind("add", 0) == 0 || rest.rfind("sub", 0) == 0;
-    if (!passes) close();
-  }
-  close();
-  return groups;
-}
-
-}  // namespace
-
-TEST_CASE("each line's streaming stores are issued together in address order at -O2, and with kv_line_stored emptied GCC interleaves two lines (the control)",
+TEST_CASE("each line's streaming stores are issued together at -O2, and with kv_line_stored emptied GCC interleaves two lines (the control)",
           "[emit][kernels]") {
   // FlashInfer's HND pages into SGLang's layer-first pool: 256-byte runs (kv_stream_copy<256>) in a box
   // read in four quarters, where GCC, left free, stored the 128-byte step's halves as k + 32, k + 64, k,
@@ -387,18 +352,19 @@ TEST_CASE("each line's streaming stores are issued together in address order at 
   const std::string barrier = "__asm__ volatile(\"\" ::: \"memory\");";
   for (std::size_t at = unordered.find(barrier); at != std::string::npos; at = unordered.find(barrier, at)) unordered.erase(at, barrier.size());
   REQUIRE(unordered != source);
-  test::TempDir dir;
-  auto out_of_order = [&](const std::string& code, const std::string& stem) {
-    const std::string cpp = dir.write(stem + ".cpp", code), assembly = (dir.path() / (stem + ".s")).string();
-    REQUIRE(std::system(("c++ -std=c++17 -O2 -S -o " + assembly + " " + cpp).c_str()) == 0);
-    std::ifstream in(assembly);
+  auto out_of_order = [&](const std::string& code) {
+    test::TempDir dir;
+    native::CompileOptions serving;  // -O2, as the sweep and a serving build compile
+    serving.keep_assembly = true;
+    native::KernelLibrary library({code}, dir.path().string(), serving);
+    std::ifstream in(dir.path() / "kernels0.s");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto groups = streaming_store_groups(text);
-    REQUIRE(groups.size() >= 4);  // the AVX2 copies were found
-    return std::count_if(groups.begin(), groups.end(), [](const std::vector<std::int64_t>& g) { return !std::is_sorted(g.begin(), g.end()); });
+    const auto groups = native::streaming_store_groups(text);
+    REQUIRE(std::count_if(groups.begin(), groups.end(), [](const native::StreamingStoreGroup& g) { return g.widths.front() == 32; }) >= 4);  // the AVX2 copies were found
+    return std::count_if(groups.begin(), groups.end(), native::splits_lines);
   };
-  CHECK(out_of_order(source, "ordered") == 0);
-  CHECK(out_of_order(unordered, "unordered") > 0);
+  CHECK(out_of_order(source) == 0);
+  CHECK(out_of_order(unordered) > 0);
 }
 
 TEST_CASE("one kernel's code under two names has one code key, two pairs' kernels have two", "[emit][kernels]") {
