@@ -498,6 +498,27 @@ namespace {
 // vllm033-bhlnc 0.92-0.95 / 1.49 -> 0.51 / 0.79-0.83.
 constexpr std::int64_t kMostReadStreams = 32;
 
+// Runs of kLeastRunReadInManyStreams bytes or more keep the target's order over more than
+// kMostReadStreams read streams, up to kMostLongRunReadStreams page-long ones, where it writes few
+// (kMostStreams) and the source's order would write neither few nor that many page-long streams: the
+// target's order then reads in streams the copy prefetches a run ahead (prefetch_step), the source's would
+// scatter every run. DeepSeek's 1152-byte latents into SGLang's MLA page_first pool (a token's 61 layers
+// together) from layer-major sources: the source's order read a block at a time (a box in quarters) and
+// wrote each run 70 KiB from the last. kvlayout_bench_sweep --ab-source, each pair in one process, 7
+// interleaved repetitions, 256 MiB, 1 / 2 threads, on an Ice Lake-class Xeon (2026-12-06): from
+// sglang0523-host-mla-layer-first 0.68x / 0.68x of memcpy -> 0.84x / 0.89x, sglang-mla 0.63 / 0.61 ->
+// 0.84 / 0.83, vllm033-mla-lbnhc 0.63 / 0.56 -> 0.89 / 0.85, vllm-mla 0.71 / 0.56 -> 0.77 / 0.76,
+// lmcache-mla 0.80 / 0.67 -> 0.92 / 0.88, lmcache056-mla 0.80 / 0.81 -> 0.89 / 0.91,
+// lmcache056-mla-layerwise 0.74 / 0.63 -> 0.83 / 0.76 (1.10-1.42x / 1.13-1.51x as fast). Without the
+// condition on the source's order, pairs out of the page_first pools took the target's order too, reading
+// each run a token (70 KiB, 128 KiB) from the last, and lost: sglang0523-host-mla-page-first -> vllm-mla
+// 0.75 / 0.72 -> 0.48 / 0.49, sglang-host-page-first -> lmcache056-2ltd 0.85 / 0.86 -> 0.65 / 0.65; so did
+// llama's lmcache056-t2d -> sglang0523-host-page-first (K's and V's runs interleaved in each read stream,
+// which the stream count does not pass: 0.71 / 0.76 -> 0.58 / 0.63), and the page_first pools into their
+// -direct twins (32 page-long write streams by the source) read 0.93-1.00x / 0.95-1.00x.
+constexpr std::int64_t kLeastRunReadInManyStreams = 1024;
+constexpr std::int64_t kMostLongRunReadStreams = 64;
+
 // The longest run whose cell, kept in the target's order only by kMostReadStreams (17 to 32 read streams),
 // carries the source's order beside it (CpuOrder::by_source) for the CPUs whose prefetchers do not follow
 // that many streams: on an AMD EPYC (Zen 3, KVM) the source's order measured faster there, for short runs
@@ -556,7 +577,8 @@ void order_block_by_source(Cell& cell, std::int64_t element_bytes) {
 
 // Phase 5b: where each run is whole target lines, every loop in the source's physical order instead,
 // unless that scatters the writes while the target's order reads a few sequential streams, each at least
-// a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few; then
+// a page long (kLeastReadStreamBytes), or up to kMostReadStreams of them while writing a few (up to
+// kMostLongRunReadStreams page-long ones for runs of kLeastRunReadInManyStreams); then
 // (order_block_by_source) only inside a block, with the source's order kept beside it where the runs are
 // short and only kMostReadStreams made the streams few (CpuOrder::by_source). Sequential reads are what the
 // hardware prefetcher follows and a table the source is read through is read in the order of the source's
@@ -585,8 +607,15 @@ void order_by_source(Cell& cell, std::int64_t element_bytes) {
   // The target's order's read streams, counted up to kMostReadStreams (a count of kMostStreams or fewer is
   // the same under either limit).
   const std::int64_t reads = streams_along(cell, cell.loops, cell.source, kLeastReadStreamBytes / element_bytes, kMostReadStreams);
-  const bool target_order_reads_few =
-      reads <= kMostStreams || (reads <= kMostReadStreams && streams_along(cell, cell.loops, cell.target) <= kMostStreams);
+  const bool target_order_writes_few = streams_along(cell, cell.loops, cell.target) <= kMostStreams;
+  auto page_streams = [&](const std::vector<int>& loops, const SideForm& side) {
+    return streams_along(cell, loops, side, kLeastReadStreamBytes / element_bytes, kMostLongRunReadStreams);
+  };
+  const bool long_runs_in_page_streams = cell.run_elements * element_bytes >= kLeastRunReadInManyStreams &&
+                                         page_streams(cell.loops, cell.source) <= kMostLongRunReadStreams &&
+                                         page_streams(by_source, cell.target) > kMostLongRunReadStreams;
+  const bool target_order_reads_few = reads <= kMostStreams || (reads <= kMostReadStreams && target_order_writes_few) ||
+                                      (long_runs_in_page_streams && target_order_writes_few);
   const bool writes_pages = contiguous_chunk(cell, by_source, cell.target) * element_bytes >= kLeastReadStreamBytes;
   const auto differ = std::mismatch(by_source.begin(), by_source.end(), cell.loops.begin());
   if (streams_along(cell, by_source, cell.target) > kMostStreams && !writes_pages && target_order_reads_few) {

@@ -1,4 +1,5 @@
 // The move plan: what "fast by construction" means, checked on the plan itself.
+#include <array>
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <regex>
@@ -352,6 +353,31 @@ TEST_CASE("a block is read in the source's order only when that order is one seq
     for (const auto& c : p.plan.cells) {
       CHECK(c.run_elements * 2 == 2048);
       CHECK(c.cpu_order == emit::CpuOrder::none);
+    }
+  }
+  SECTION("1152-byte latents into SGLang's MLA page_first pool read 61 page-long streams and write one: the target's order") {
+    // More than kMostReadStreams, but runs of a kilobyte or more in at most kMostLongRunReadStreams page-long
+    // streams, where the source's order would write each run 70 KiB from the last.
+    auto p = plan_for("sglang0523-host-mla-layer-first", "sglang0523-host-mla-page-first", "deepseek-v3", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const auto& c = p.plan.cells[0];
+    CHECK(c.run_elements * 2 == 1152);
+    CHECK(c.source_order_from == -1);
+    CHECK(loop_names(c) == std::vector<std::string>{"token_div64", "token_mod64", "layer"});
+    CHECK(emit::streams_along(c, c.loops, c.source, 4096 / 2, 64) == 61);
+    CHECK(emit::streams_along(c, c.loops, c.target) == 1);
+  }
+  SECTION("out of the MLA page_first pool, and from llama's page_first pool into its -direct twin, the source's order stays") {
+    // The controls of the clause above: the target's order would read each run a token (70 KiB) from the
+    // last, which is no page-long stream; into the -direct pool the source's order writes 32 page-long
+    // streams, few enough.
+    for (const auto& [source, target, cache] : std::vector<std::array<const char*, 3>>{
+             {"sglang0523-host-mla-page-first", "vllm-mla", "deepseek-v3"},
+             {"sglang0523-host-mla-page-first", "sglang0523-host-mla-layer-first", "deepseek-v3"},
+             {"sglang-host-page-first", "sglang-host-page-first-direct", "llama-3.1-8b"}}) {
+      INFO(source << " -> " << target);
+      auto p = plan_for(source, target, cache, kCpuPlan);
+      for (const auto& c : p.plan.cells) CHECK(c.source_order_from >= 0);
     }
   }
   SECTION("HF's per-head rows into vLLM's blocks read 8 streams, few on any CPU: no source's order beside the target's") {

@@ -28,7 +28,7 @@ std::string four_stores(int a, int b, int c, int d) {
 
 }  // namespace
 
-TEST_CASE("a line's streaming stores together are not split; two lines' halves interleaved are (the control)", "[native]") {
+TEST_CASE("a line's streaming stores together are not split, two lines' halves interleaved are (the control)", "[native]") {
   for (const auto& [order, split] : std::vector<std::pair<std::array<int, 4>, bool>>{
            {{0, 32, 64, 96}, false},   // in order
            {{32, 0, 96, 64}, false},   // each line's high half first: each line still whole before the next
@@ -47,7 +47,7 @@ TEST_CASE("a line's streaming stores together are not split; two lines' halves i
   }
 }
 
-TEST_CASE("a group ends at a label, a jump or another base; local labels keep the function; widths come from the register", "[native]") {
+TEST_CASE("a group ends at a label, a jump or another base, local labels keep the function, and widths come from the register", "[native]") {
   const std::string text =
       "kv_entry:\n"
       "\tvmovntdq\t%ymm0, (%rdi)\n"
@@ -93,7 +93,7 @@ TEST_CASE("a function's generated kernel is read from its kvlayout_generated_ na
   CHECK(native::generated_kernel_of("k17") == "");  // the extern "C" entry is outside the namespace
 }
 
-TEST_CASE("keep_assembly compiles through kernelsI.s, which stays, and the library loads, under GCC and clang; a broken source still fails", "[native]") {
+TEST_CASE("keep_assembly compiles through kernelsI.s, which stays, and the library loads, under GCC and clang, and a broken source still fails", "[native]") {
   const std::string source = "extern \"C\" int twice(int x) { return 2 * x; }\n";
   for (const char* compiler : {"c++", "clang++"}) {
     INFO(compiler);
