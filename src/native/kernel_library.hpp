@@ -36,7 +36,8 @@ struct CompileError : std::runtime_error {
 class KernelLibrary {
  public:
   // Writes sources[i] to DIRECTORY/kernelsI.cpp, compiles each into kernelsI.so (options.jobs at a time;
-  // through kernelsI.s with options.keep_assembly) and loads them all. @throws CompileError when a compiler fails or a library does not load.
+  // through kernelsI.s with options.keep_assembly) and loads them all.
+  // @throws CompileError when a compiler fails or a library does not load.
   KernelLibrary(const std::vector<std::string>& sources, const std::string& directory, const CompileOptions& options = {});
   // Loads libraries compiled before (the DIRECTORY/kernelsI.so files of an earlier KernelLibrary).
   // @throws CompileError when one does not load.

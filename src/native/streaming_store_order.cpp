@@ -8,8 +8,6 @@
 namespace kvlayout::native {
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
 // One instruction's mnemonic and operands, or a label (mnemonic ending in ':'), from a line of assembly.
 struct Line {
   std::string mnemonic, operands;
@@ -32,9 +30,9 @@ Line split(const std::string& raw) {
 int streaming_store_width(const Line& line) {
   static const char* const kMnemonics[] = {"vmovntdq", "movntdq", "vmovntps", "movntps"};
   if (std::none_of(std::begin(kMnemonics), std::end(kMnemonics), [&](const char* m) { return line.mnemonic == m; })) return 0;
-  if (starts_with(line.operands, "%xmm")) return 16;
-  if (starts_with(line.operands, "%ymm")) return 32;
-  if (starts_with(line.operands, "%zmm")) return 64;
+  if (line.operands.starts_with("%xmm")) return 16;
+  if (line.operands.starts_with("%ymm")) return 32;
+  if (line.operands.starts_with("%zmm")) return 64;
   return 0;
 }
 
@@ -42,7 +40,7 @@ int streaming_store_width(const Line& line) {
 // (a label, a jump, a call, a compare) ends it.
 bool passes_through(const Line& line) {
   static const char* const kPrefixes[] = {"vmovdqu", "vmovdqa", "movdqu", "movdqa", "vmovups", "movups", "lea", "add", "sub"};
-  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) { return starts_with(line.mnemonic, p); });
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) { return line.mnemonic.starts_with(p); });
 }
 
 // "OFF(%reg...)" -> {OFF, %reg}; OFF may be empty (0) or negative. False when the operand is not a memory one.
