@@ -63,7 +63,7 @@ struct Options {
   bool hugepages = false;
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
   // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
-  // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS), interleaved; --isa-ab is
+  // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   // --ab-source FILE: instead, also time a hand-edited kernel of the one pair selected (function k0, as

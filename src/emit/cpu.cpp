@@ -1902,59 +1902,76 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   const bool unroll = loops > flat && cell.tile_target_contiguous < 0 && !innermost.top_of_token && innermost.extent <= 16 &&
                       cell.run_elements * source_bytes < 256;
   // Paired 16-byte runs (`pairs`): where streaming and every position of both loops' ranges is moved, a
-  // nest stepping both by 2 or 4 (run_group_side) before the plain one, which takes the rest.
+  // nest stepping both by 2 or 4 (run_group_side) before the plain one, which takes the rest; where two by
+  // two has a four-by-four alternative (quads_where_cpu_picks), both nests, the call's CPU choosing.
   auto print_pairs = [&] {
     const int outer = cell.loops[static_cast<std::size_t>(pairs)], inner = cell.loops.back();
     std::string whole;
     for (int m : {outer, inner})
       if (cell.coords[static_cast<std::size_t>(cell.modes[static_cast<std::size_t>(m)].coord)].guarded) whole += " && " + every_value_moved(cell, m);
     const int side = run_group_side(cell, pairs);
+    const bool quads_alternative = quads_where_cpu_picks(cell, pairs);
     const std::string by = std::to_string(side);
-    w.line("// 16-byte runs in " + by + " x " + by + " transposes: " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " +
-           cell.modes[static_cast<std::size_t>(inner)].var + " in the target.");
+    w.line("// 16-byte runs in " + by + " x " + by + " transposes" + (quads_alternative ? " (4 x 4 where the call's CPU takes them: kv_run_quads)" : "") +
+           ": " + cell.modes[static_cast<std::size_t>(outer)].var + " continues them in the source, " + cell.modes[static_cast<std::size_t>(inner)].var +
+           " in the target.");
     w.open("if (stream" + whole + ")");
-    // The target's loop outside the source's (run_pairs.hpp).
-    const bool source_order = pairs_in_source_order(cell, pairs);
-    std::vector<std::size_t> levels;
-    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) levels.push_back(l);
-    if (source_order) std::swap(levels[levels.size() - 2], levels.back());
-    for (std::size_t k = 0; k < levels.size(); ++k) {
-      const std::size_t l = levels[k];
-      const int m = cell.loops[l];
-      const std::string& v = cell.modes[static_cast<std::size_t>(m)].var;
-      const bool paired = m == outer || m == inner;
-      w.open(std::string(k + 1 == levels.size() ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " +
-             v + " < " + v + "_end; " + (paired ? v + " += " + by : "++" + v) + ")");
-      // A level's statements need every level above it: in source order, the two paired levels' come once
-      // both loops are open.
-      if (!source_order || k + 2 < levels.size()) {
-        statements(static_cast<int>(l), "continue;");
-        displacement(l, v + "_end", true);
-      } else if (k + 1 == levels.size()) {
-        for (std::size_t at = loops - 2; at < loops; ++at) {
-          statements(static_cast<int>(at), "continue;");
-          displacement(at, cell.modes[static_cast<std::size_t>(cell.loops[at])].var + "_end");
+    // The nest stepping both loops by `group`.
+    auto nest = [&](int group) {
+      // The target's loop outside the source's (run_pairs.hpp).
+      const bool source_order = pairs_in_source_order(cell, pairs, group);
+      const std::string step = std::to_string(group);
+      std::vector<std::size_t> levels;
+      for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) levels.push_back(l);
+      if (source_order) std::swap(levels[levels.size() - 2], levels.back());
+      for (std::size_t k = 0; k < levels.size(); ++k) {
+        const std::size_t l = levels[k];
+        const int m = cell.loops[l];
+        const std::string& v = cell.modes[static_cast<std::size_t>(m)].var;
+        const bool paired = m == outer || m == inner;
+        w.open(std::string(k + 1 == levels.size() ? "KV_UNROLL " : "") + "for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, m, kInputs) + "; " +
+               v + " < " + v + "_end; " + (paired ? v + " += " + step : "++" + v) + ")");
+        // A level's statements need every level above it: in source order, the two paired levels' come once
+        // both loops are open.
+        if (!source_order || k + 2 < levels.size()) {
+          statements(static_cast<int>(l), "continue;");
+          displacement(l, v + "_end", true);
+        } else if (k + 1 == levels.size()) {
+          for (std::size_t at = loops - 2; at < loops; ++at) {
+            statements(static_cast<int>(at), "continue;");
+            displacement(at, cell.modes[static_cast<std::size_t>(cell.loops[at])].var + "_end");
+          }
         }
       }
+      const std::int64_t from_pair = cell.source.stride[static_cast<std::size_t>(inner)] * source_bytes;
+      const std::int64_t to_pair = cell.target.stride[static_cast<std::size_t>(outer)] * target_bytes;
+      for (const RunAddress& at : members) {
+        const std::string s = address(at, true, final_offset(cell, true), source_bytes);
+        const std::string d = address(at, false, final_offset(cell, false), target_bytes);
+        const std::string ps = prefetch_address(at, final_offset(cell, true), source_bytes);
+        if (prefetch >= 0)  // once per source line, as print_copy's short runs
+          for (int i = 0; i < group; ++i) {
+            const std::string from = i == 0 ? ps : ps + " + " + i64(i * from_pair);
+            if (group == 4)  // a whole line each
+              w.line("kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+            else
+              w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
+                     std::to_string(source_bytes) + ");");
+          }
+        w.line(std::string(group == 4 ? "kv_run_quads16(" : "kv_run_pairs16(") + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
+      }
+      for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) w.close();
+    };
+    if (quads_alternative) {
+      w.open("if (kv_run_quads.load(std::memory_order_relaxed))");
+      nest(4);
+      w.close();
+      w.open("else");
+      nest(side);
+      w.close();
+    } else {
+      nest(side);
     }
-    const std::int64_t from_pair = cell.source.stride[static_cast<std::size_t>(inner)] * source_bytes;
-    const std::int64_t to_pair = cell.target.stride[static_cast<std::size_t>(outer)] * target_bytes;
-    for (const RunAddress& at : members) {
-      const std::string s = address(at, true, final_offset(cell, true), source_bytes);
-      const std::string d = address(at, false, final_offset(cell, false), target_bytes);
-      const std::string ps = prefetch_address(at, final_offset(cell, true), source_bytes);
-      if (prefetch >= 0)  // once per source line, as print_copy's short runs
-        for (int i = 0; i < side; ++i) {
-          const std::string from = i == 0 ? ps : ps + " + " + i64(i * from_pair);
-          if (side == 4)  // a whole line each
-            w.line("kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
-          else
-            w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
-                   std::to_string(source_bytes) + ");");
-        }
-      w.line(std::string(side == 4 ? "kv_run_quads16(" : "kv_run_pairs16(") + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
-    }
-    for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) w.close();
     w.line("continue;");
     w.close();
   };
@@ -2396,6 +2413,14 @@ static std::atomic<bool> kv_staged_boxes{true};
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_reads_by_source{false};
 
+// Whether a call takes the four-by-four nests of paired 16-byte runs that go two by two elsewhere
+// (kvlayout's emit/run_pairs.hpp, quads_where_cpu_picks): not on AMD CPUs, where two by two was measured
+// the faster for some sources, unless the environment says KVLAYOUT_RUN_QUADS=on (=off forces two by two;
+// the tests run the kernels both ways against the byte oracle). Measured faster on an Ice Lake-class Xeon.
+[[maybe_unused]] static inline bool kv_run_quads_wanted() { return kv_cpu_choice("KVLAYOUT_RUN_QUADS", false, true); }
+// Read by the paired runs' nests; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_run_quads{true};
+
 // Whether a call walks the nests that move a per-layer source into a cache holding a token's layers
 // together (kvlayout's plan.hpp, CpuOrder::instance_groups) four layers at a time, innermost, instead of a
 // layer at a time (each run written alone) or every layer innermost (one read stream per layer): on AMD
@@ -2548,14 +2573,15 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
-  w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_instance_groups_wanted, kv_read_streams_in_groups_wanted,");
-  w.line("// kv_row_prefetches_wanted) this call runs with.");
+  w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
+  w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_short_prefetches.store(kv_short_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_boxes.store(kv_staged_boxes_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
+  w.line("kv_run_quads.store(kv_run_quads_wanted(), std::memory_order_relaxed);");
   w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");

@@ -42,8 +42,11 @@ int run_group_side(const Cell& cell, int level) {
   return source_packed && extent(paired) % 4 == 0 && extent(inner) % 4 == 0 ? 4 : 2;
 }
 
-bool pairs_in_source_order(const Cell& cell, int level) {
-  return run_group_side(cell, level) == 4 && static_cast<std::size_t>(level) + 2 == cell.loops.size();
+bool pairs_in_source_order(const Cell& cell, int level, int side) { return side == 4 && static_cast<std::size_t>(level) + 2 == cell.loops.size(); }
+
+bool quads_where_cpu_picks(const Cell& cell, int level) {
+  const auto extent = [&](int m) { return cell.modes[static_cast<std::size_t>(m)].extent; };
+  return run_group_side(cell, level) == 2 && extent(cell.loops[static_cast<std::size_t>(level)]) % 4 == 0 && extent(cell.loops.back()) % 4 == 0;
 }
 
 }  // namespace kvlayout::emit

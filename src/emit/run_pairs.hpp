@@ -54,8 +54,27 @@ int run_group_side(const Cell& cell, int level);
 // 0.57x / 0.73x of memcpy -> 0.67x / 0.79x, flashinfer-hnd -> 0.59 / 0.77 -> 0.66 / 0.80,
 // vllm-paged-legacy -> trtllm-pool 0.62 / 0.77 -> 0.75 / 0.85. Two by two (the sources whose slot rows
 // hold every head) ran 2.1-3.2x slower (vllm-flash-nhd -> vllm-paged-legacy 0.64 -> 0.23), so those keep
-// the target's order. Not measured on an Intel CPU.
+// the target's order. Not measured apart on an Intel CPU (quads_where_cpu_picks' nests were measured
+// there with it, as a whole).
+// `side` is the nest's: run_group_side's, or 4 for quads_where_cpu_picks' nest.
+// @pre level = run_pairs_level(cell, ...) >= 0; side 2 or 4, both loops' extents multiples of it.
+bool pairs_in_source_order(const Cell& cell, int level, int side);
+
+// Whether paired runs that go two by two (run_group_side: the source does not hold them packed) have a
+// four-by-four nest too, which the printer takes where the call's CPU picks it (kv_run_quads: not on AMD
+// CPUs; KVLAYOUT_RUN_QUADS=on / off forces it): both loops' extents divide by 4. The AMD measurement above
+// (the sources whose slot rows hold every head mixed) keeps two by two there. Measured on an Ice Lake-class
+// Xeon (2026-12-07, `kvlayout_bench_sweep --ab-source`, the kernels four by four against two by two, 256 MiB,
+// one process of 5 interleaved repetitions each, 1 / 2 threads): all 18 such kernels into vllm-paged-legacy
+// faster, 1.09-1.25x / 1.06-1.41x as fast (median 1.18x / 1.18x): the K and V interleaved head-major
+// sources, whose slot rows are a head's 512 bytes, vllm033-lhbnc 0.48x / 0.47x of memcpy -> 0.59x / 0.55x,
+// vllm-packed-hnd 0.48 / 0.49 -> 0.60 / 0.59, vllm033-bhlnc 0.55 / 0.60 -> 0.69 / 0.69; those whose rows
+// hold every head, vllm-flash-nhd 0.60 / 0.54 -> 0.71 / 0.64, flashinfer-nhd 0.56 / 0.51 -> 0.64 / 0.64,
+// lmcache056-t2d 0.75 / 0.70 -> 0.91 / 0.86; sglang-host-page-first's 64 KiB apart 0.62 / 0.62 -> 0.76 / 0.75.
+// Generated, the same 18 against KVLAYOUT_RUN_QUADS=off (`--ab`, one process of 5 interleaved repetitions)
+// 1.05-1.44x / 0.92-1.49x as fast (median 1.19x / 1.19x); the 9 other kernels into the legacy cache, which
+// have no such nest, 0.96-1.06x / 0.96-1.16x (the noise of the run).
 // @pre level = run_pairs_level(cell, ...) >= 0.
-bool pairs_in_source_order(const Cell& cell, int level);
+bool quads_where_cpu_picks(const Cell& cell, int level);
 
 }  // namespace kvlayout::emit

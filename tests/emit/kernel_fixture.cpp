@@ -51,6 +51,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
   setenv("KVLAYOUT_STAGE_BOXES", staged ? "on" : "off", 1);
   setenv("KVLAYOUT_SOURCE_ORDER", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
+  setenv("KVLAYOUT_RUN_QUADS", second_orders ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
@@ -61,6 +62,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_STAGE_BOXES");
   unsetenv("KVLAYOUT_SOURCE_ORDER");
   unsetenv("KVLAYOUT_INSTANCE_GROUPS");
+  unsetenv("KVLAYOUT_RUN_QUADS");
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

@@ -34,8 +34,8 @@ std::size_t pair_sample();
 // prefetch policies (KVLAYOUT_PREFETCH, KVLAYOUT_ROW_PREFETCH) on for the baseline, off for AVX2 (a
 // prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts and boxes
 // (KVLAYOUT_STAGE, KVLAYOUT_STAGE_BOXES) off for the baseline, on for AVX2, or as `staged` says; the nests' second loop orders
-// (Cell::cpu_loops: KVLAYOUT_SOURCE_ORDER, KVLAYOUT_INSTANCE_GROUPS) off for the baseline, on for AVX2, or
-// as `second_orders` says.
+// (Cell::cpu_loops: KVLAYOUT_SOURCE_ORDER, KVLAYOUT_INSTANCE_GROUPS) and the paired runs' four-by-four
+// nests (KVLAYOUT_RUN_QUADS) off for the baseline, on for AVX2, or as `second_orders` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);

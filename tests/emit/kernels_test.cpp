@@ -495,13 +495,15 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   }
 }
 
-TEST_CASE("16-byte runs move four by four out of a packed source where both loops divide by 4, else two by two, exactly as the oracle", "[emit][kernels]") {
+TEST_CASE("16-byte runs move four by four out of a packed source where both loops divide by 4, else two by two or as the CPU picks, exactly as the oracle", "[emit][kernels]") {
   // The legacy key cache's x-packs (emit/run_pairs.hpp's run_group_side): with 16-slot blocks and 32-element
   // heads both the slot and the pack index divide by 4, and moves out of the cache take 4 x 4 transposes, as
   // do moves into it from vllm-flash-hnd (whose slot rows are one head's, so the source holds the packs'
   // span together), those in source order (pairs_in_source_order: the slot loop outside the pack loop);
-  // moves into it from the other two take 2 x 2; with 2-slot blocks the slot does not divide by 4, and
-  // every nest must take 2 x 2 transposes (the control: a 4 x 4 one there would move slots past the block).
+  // moves into it from the other two take 2 x 2, and 4 x 4 where the call's CPU picks it (both nests
+  // printed: quads_where_cpu_picks, KVLAYOUT_RUN_QUADS), and each variant runs both; with 2-slot blocks the
+  // slot does not divide by 4, and every nest must take 2 x 2 transposes (the control: a 4 x 4 one there
+  // would move slots past the block).
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const spec::CacheShape cache = legacy_pack_cache(catalog);
   test::TempDir specs;
@@ -509,7 +511,7 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
   struct Case {
     std::string name;
     enumerate::Enumerated from, to;
-    int group_side;  // 4 (kv_run_quads16), 2 (kv_run_pairs16) or 0 (neither printed)
+    bool quads, pairs;  // kv_run_quads16 / kv_run_pairs16 printed
   };
   std::vector<Case> cases;
   for (int slots : {16, 2}) {
@@ -526,40 +528,81 @@ TEST_CASE("16-byte runs move four by four out of a packed source where both loop
         INFO(from->name << " -> " << to->name);
         const bool quads = source.find("kv_run_quads16(pT") != std::string::npos, pairs = source.find("kv_run_pairs16(pT") != std::string::npos;
         const bool head_rows = std::string(other) == "vllm-flash-hnd";
-        CHECK(quads == (slots == 16 && (out_of_legacy || head_rows)));
-        CHECK(pairs == !quads);
-        if (quads && !out_of_legacy) {  // the slot's loop outside the pack's
+        CHECK(quads == (slots == 16));
+        CHECK(pairs == (slots == 2 || (!out_of_legacy && !head_rows)));
+        CHECK((source.find("if (kv_run_quads.load(std::memory_order_relaxed))") != std::string::npos) == (quads && pairs));
+        if (quads && !pairs && !out_of_legacy) {  // the slot's loop outside the pack's
           const std::size_t slot_loop = source.find("for (int64_t token_mod16 = 0, token_mod16_end = INT64_C(16); token_mod16 < token_mod16_end; token_mod16 += 4)");
           const std::size_t pack_loop = source.find("KV_UNROLL for (int64_t dim_div8 = 0");
           CHECK(slot_loop != std::string::npos);
           CHECK(pack_loop != std::string::npos);
           CHECK(slot_loop < pack_loop);
         }
-        cases.push_back({e.name, enumerate::enumerate_layout(from, cache), enumerate::enumerate_layout(to, cache), quads ? 4 : pairs ? 2 : 0});
+        cases.push_back({e.name, enumerate::enumerate_layout(from, cache), enumerate::enumerate_layout(to, cache), quads, pairs});
         sources[0] += source;
       }
     }
   }
-  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 4; }) == 4);
-  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.group_side == 2; }) == 8);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.quads && !c.pairs; }) == 4);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.quads && c.pairs; }) == 2);
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return !c.quads && c.pairs; }) == 6);
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
   for (const Case& c : cases) {
     INFO(c.from.layout->name << " -> " << c.to.layout->name);
     test::Kernel kernel = library.find(c.name);
     REQUIRE(kernel != nullptr);
-    for (const std::string& variant : test::isa_variants()) {
-      test::ScopedIsa isa(variant);
+    for (const std::string& variant : test::isa_variants())
+      for (const bool run_quads : {false, true}) {
+        test::ScopedIsa isa(variant, variant != "baseline", run_quads);
+        for (std::size_t k = 0; k < 3; ++k)
+          for (std::int64_t n : {std::int64_t{48}, std::int64_t{37}}) {
+            INFO(variant << " variant, four by four where the CPU picks " << (run_quads ? "on" : "off") << ", " << enumerate::table_choice_name(k)
+                         << " tables, num_tokens " << n);
+            test::KernelRun run = test::run_against_oracle(kernel, c.from, c.to, k, n, 1);
+            CHECK(run.code == 0);
+            CHECK(run.wrong_bytes == 0);
+            CHECK(run.moved > 0);
+          }
+      }
+  }
+}
+
+TEST_CASE("the four-by-four nest where the CPU picks it moves the oracle's bytes, and a broken one is caught exactly where it is taken", "[emit][kernels]") {
+  // vLLM 0.33's packed head-major pages (a head's K then V per slot, 512-byte slot rows at 128 dims) into
+  // the legacy key cache: the source does not hold a slot's packs as the whole span the innermost loop
+  // steps over, so the pairs go two by two, and four by four where the call's CPU picks it
+  // (quads_where_cpu_picks, KVLAYOUT_RUN_QUADS; on Intel by default). Both nests move the oracle's bytes,
+  // with whole blocks and a cut one (37 tokens). Control: the four-by-four nest copying nothing, caught
+  // exactly where it is taken (ScopedIsa's third choice on), on every variant.
+  test::TempDir dir;
+  const StreamingPair pair = streaming_pair("vllm033-lhbnc", "vllm-paged-legacy", {{"num_layers", 2}, {"num_kv_heads", 2}, {"head_size", 32}}, "quads");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  REQUIRE(code.find("if (kv_run_quads.load(std::memory_order_relaxed))") != std::string::npos);
+  REQUIRE(code.find("kv_run_pairs16(pT") != std::string::npos);
+  emit::EmitOptions skips = pair.options;
+  skips.name = "quads_skip";
+  std::string broken = emit::emit_kernel(pair.proof, skips);
+  std::size_t skipped = 0;
+  for (std::size_t at = broken.find("kv_run_quads16(pT"); at != std::string::npos; at = broken.find("kv_run_quads16(pT", at + 20), ++skipped)
+    broken.insert(at, "if (false) ");
+  REQUIRE(skipped == 2);  // both instruction-set variants
+  test::KernelLibrary library({code, broken}, dir.path().string());
+  for (const std::string& variant : test::isa_variants())
+    for (const bool run_quads : {false, true}) {
+      test::ScopedIsa isa(variant, variant != "baseline", run_quads);
       for (std::size_t k = 0; k < 3; ++k)
-        for (std::int64_t n : {std::int64_t{48}, std::int64_t{37}}) {
-          INFO(variant << " variant, " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-          test::KernelRun run = test::run_against_oracle(kernel, c.from, c.to, k, n, 1);
+        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+          INFO(variant << " variant, four by four " << (run_quads ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
+          const test::KernelRun run = test::run_against_oracle(library.find("quads"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
           CHECK(run.code == 0);
           CHECK(run.wrong_bytes == 0);
           CHECK(run.moved > 0);
+          const test::KernelRun bad = test::run_against_oracle(library.find("quads_skip"), pair.source, pair.target, k, n, 1);
+          CHECK(bad.code == 0);
+          CHECK((bad.wrong_bytes > 0) == run_quads);
         }
     }
-  }
 }
 
 TEST_CASE("a fenced copy holds its span's bytes, and reading or writing the byte past its fenced end faults", "[emit][kernels]") {

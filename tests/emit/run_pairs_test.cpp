@@ -114,19 +114,49 @@ TEST_CASE("four by four pairs of adjacent loops nest in source order, two by two
     REQUIRE(paired == level_of(k, "dim_div8"));
     REQUIRE(emit::run_group_side(k, paired) == 4);
     REQUIRE(static_cast<std::size_t>(paired) + 2 == k.loops.size());
-    CHECK(emit::pairs_in_source_order(k, paired));
+    CHECK(emit::pairs_in_source_order(k, paired, 4));
   }
   SECTION("into legacy from token rows that hold every head: two by two keeps the target's order") {
     const emit::Cell k = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
     const int paired = emit::run_pairs_level(k, 2, kFlat);
     REQUIRE(emit::run_group_side(k, paired) == 2);
-    CHECK_FALSE(emit::pairs_in_source_order(k, paired));
+    CHECK_FALSE(emit::pairs_in_source_order(k, paired, 2));
   }
   SECTION("out of legacy into token rows: four by four with the head loop between, the target's order") {
     const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
     const int paired = emit::run_pairs_level(k, 2, kFlat);
     REQUIRE(emit::run_group_side(k, paired) == 4);
     REQUIRE(static_cast<std::size_t>(paired) + 2 < k.loops.size());
-    CHECK_FALSE(emit::pairs_in_source_order(k, paired));
+    CHECK_FALSE(emit::pairs_in_source_order(k, paired, 4));
+  }
+}
+
+TEST_CASE("two-by-two pairs have a four-by-four nest where the CPU picks it, where both loops' extents divide by 4", "[emit][plan]") {
+  SECTION("into legacy from K and V interleaved head rows (vLLM 0.33's packed pages): the source is not packed") {
+    const emit::Cell k = test::cpu_plan("vllm033-lhbnc", "vllm-paged-legacy").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(paired >= 0);
+    REQUIRE(emit::run_group_side(k, paired) == 2);
+    CHECK(emit::quads_where_cpu_picks(k, paired));
+  }
+  SECTION("into legacy from token rows that hold every head") {
+    const emit::Cell k = test::cpu_plan("vllm-flash-nhd", "vllm-paged-legacy").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(emit::run_group_side(k, paired) == 2);
+    CHECK(emit::quads_where_cpu_picks(k, paired));
+    SECTION("an extent 2 mod 4 has none") {
+      emit::Cell c = k;
+      c.modes[static_cast<std::size_t>(c.loops.back())].extent = 6;
+      CHECK_FALSE(emit::quads_where_cpu_picks(c, paired));
+      emit::Cell d = k;
+      d.modes[static_cast<std::size_t>(d.loops[static_cast<std::size_t>(paired)])].extent = 6;
+      CHECK_FALSE(emit::quads_where_cpu_picks(d, paired));
+    }
+  }
+  SECTION("four by four everywhere (a packed source) needs no second nest") {
+    const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "vllm-flash-nhd").cells[0];
+    const int paired = emit::run_pairs_level(k, 2, kFlat);
+    REQUIRE(emit::run_group_side(k, paired) == 4);
+    CHECK_FALSE(emit::quads_where_cpu_picks(k, paired));
   }
 }
