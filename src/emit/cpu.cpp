@@ -1513,13 +1513,22 @@ WholeBlock whole_block(const Cell& cell, int source_bytes, int target_bytes, boo
   return out;
 }
 
-// Whether streamed whole blocks (whole_block) are copied four at a time: blocks under two pages, which
-// kv_stream_copy reads as one stream. A whole block is then left pending (its target and source kept) and
-// every fourth one copies the four at once (kv_stream_copy4); the cell copies the rest as it returns.
+// Whether streamed whole blocks (whole_block) are copied four at a time: blocks of up to two pages (under
+// two, kv_stream_copy reads a block as one stream). A whole block is then left pending (its target and
+// source kept) and every fourth one copies the four at once (kv_stream_copy4); the cell copies the rest as
+// it returns.
 // Measured on hf-dynamic -> vllm-flash-hnd (4 KiB blocks, a head's 16 rows, read in the source's order: the
 // next block is the next page; 256 MiB, one process, 1 / 2 threads): 0.81-0.87 -> 1.07x of memcpy /
 // 1.30-1.37 -> 1.68-1.72x (by hand, four consecutive blocks at once: 1.09-1.11x / 1.67-1.72x).
-bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && whole_block < 8192 && whole_block % 64 == 0; }
+// Blocks of two pages too, which kv_stream_copy reads as two page streams. Measured on an Ice Lake-class
+// Xeon (2026-12-07, `kvlayout_bench_sweep --ab-source`, 256 MiB, one process of 5 interleaved repetitions
+// each, 1 / 2 threads) over the 19 kernels with 8 KiB blocks: the 15 among vllm033-bhlnc, -blhnc, -lbhnc,
+// -lhbnc and vllm-packed-hnd (a head's 16 slots of K and V), 11 of them 1.12-1.27x / 1.10-1.30x as fast
+// (e.g. vllm033-lhbnc -> vllm033-lbhnc 0.68 / 0.67 -> 0.86 / 0.82x of memcpy, vllm033-bhlnc ->
+// vllm033-lbhnc 0.66 / 0.73 -> 0.82 / 0.87), the other four, already at 0.78-0.91x, 1.01-1.06x /
+// 0.93-0.99x; hf-dynamic <-> trtllm-pool (32 slots of a head's K or V), already at 0.78-0.86x,
+// 0.95-1.04x / 0.94-1.02x (the run's noise).
+bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && whole_block <= 8192 && whole_block % 64 == 0; }
 
 // As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
 // coordinate it is a digit of stays within its limit at the mode's last value).

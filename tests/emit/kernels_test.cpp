@@ -102,17 +102,17 @@ void check_controls(const ControlKernels& c, bool every_variant, std::int64_t nu
   }
 }
 
-// LMCache's two-tier cache into vLLM's flash cache on the small shape with head_size 64: each block of 16
-// tokens x 4 heads x 64 dims is one 8 KiB run, read in the source's order and copied whole (blocks under
-// 8 KiB are copied four at a time instead: see the test of whole blocks copied four at a time).
-struct EightKibRuns {
+// LMCache's two-tier cache into vLLM's flash cache on the small shape with head_size 128: each block of 16
+// tokens x 4 heads x 128 dims is one 16 KiB run, read in the source's order and copied whole (blocks of up
+// to 8 KiB are copied four at a time instead: see the test of whole blocks copied four at a time).
+struct SixteenKibRuns {
   prove::Proof proof;
   enumerate::Enumerated source, target;
 };
-EightKibRuns eight_kib_runs() {
+SixteenKibRuns sixteen_kib_runs() {
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 64;
+  cache.params["head_size"] = 128;
   const auto source = spec::load_layout(catalog.find_layout("lmcache-2ltd").string());
   const auto target = spec::load_layout(catalog.find_layout("vllm-flash-nhd").string());
   return {prove::prove(source, target, cache), enumerate::enumerate_layout(source, cache), enumerate::enumerate_layout(target, cache)};
@@ -1032,12 +1032,12 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
   // than 256 bytes past the source modulo 4 KiB (forward, each load waits on the store just issued). The
   // fixture places the target buffers 16 and 48 bytes past the source (as np.empty's arrays lie) and
   // compares every byte; the control stores each backward step 16 (AVX2) or 8 (SSE2) bytes off.
-  const EightKibRuns r = eight_kib_runs();
+  const SixteenKibRuns r = sixteen_kib_runs();
   const prove::Proof& p = r.proof;
   emit::EmitOptions o;
   o.name = "near_runs";
   const std::string code = emit::emit_kernel(p, o);
-  REQUIRE(code.find("else kv_copy<8192>(") != std::string::npos);
+  REQUIRE(code.find("else kv_copy<16384>(") != std::string::npos);
   emit::EmitOptions o_broken = o;
   o_broken.name = "near_runs_broken";
   std::string broken = emit::emit_kernel(p, o_broken);
@@ -1070,12 +1070,12 @@ TEST_CASE("a run copied into a target a few bytes past its source modulo 4 KiB m
 
 TEST_CASE("runs streamed into a target off a line move the oracle's bytes in either nest, and broken copies are caught", "[emit][kernels]") {
   // Kernels stream into any 16-byte aligned target (emit/cpu.cpp, kv_stream_copy): np.empty's arrays start
-  // 16 bytes past a page. LMCache's two-tier cache into vLLM's flash cache reads its 8 KiB runs in the
+  // 16 bytes past a page. LMCache's two-tier cache into vLLM's flash cache reads its 16 KiB runs in the
   // source's order where every target starts on a line, and in the target's order (cell0_off_lines)
   // where one does not. Streaming is forced (streaming_from_bytes 0) and the targets are placed 64 (on a
   // line), 16, 32 and 48 bytes past a page. Controls: the AVX2 copy's leading 16-byte store dropped (taken
   // where the target is 16 bytes off 32), and the block at target offset 0 skipped in one nest only.
-  const EightKibRuns r = eight_kib_runs();
+  const SixteenKibRuns r = sixteen_kib_runs();
   emit::EmitOptions o;
   o.streaming_from_bytes = 0;
   o.name = "lines_off";
@@ -1097,7 +1097,7 @@ TEST_CASE("runs streamed into a target off a line move the oracle's bytes in eit
   };
   auto skip_first_block_in = [](const std::string& function) {
     return [function](std::string& text) {
-      const std::string copy = "if (stream) kv_stream_copy<8192>(pT + oT2 * 2, ";
+      const std::string copy = "if (stream) kv_stream_copy<16384>(pT + oT2 * 2, ";
       std::size_t replaced = 0;
       for (std::size_t at = text.find("static void " + function + "("); at != std::string::npos;
            at = text.find("static void " + function + "(", at + 1), ++replaced) {
@@ -1239,17 +1239,30 @@ TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, 
           "[emit][kernels]") {
   // Control for kv_stream_copy's runs of pages (8 KiB and more, AVX2, streamed into 32-byte aligned
   // targets): with 128-element heads, LMCache's token rows into vLLM's blocks are 16 KiB blocks (four
-  // streams), HF's per-head rows into TensorRT-LLM's 32-token blocks 8 KiB runs (two), and DeepSeek's
-  // latents into vLLM's MLA blocks 18 KiB (four streams, then 2 KiB copied on one). The broken kernel's
-  // last stream skips its page's last line.
+  // streams), and DeepSeek's latents into vLLM's MLA blocks 18 KiB (four streams, then 2 KiB copied on
+  // one). Blocks of 8 KiB are copied four at a time (whole_blocks_at_once), and two page streams copy those
+  // a part leaves pending: vLLM 0.33's packed pages reordered, one layer of two heads, 53 tokens (three
+  // whole blocks a head, two left pending on one thread). The broken kernel's last stream skips its page's
+  // last line.
+  struct Case {
+    const char* source;
+    const char* target;
+    const char* copy;  // the copy whose runs of pages the case takes
+    std::map<std::string, std::int64_t> params;
+    std::vector<std::int64_t> token_counts;
+  };
+  const std::vector<Case> cases = {{"lmcache-2ltd", "vllm-flash-nhd", "if (stream) kv_stream_copy<16384>(", {}, {67, 37}},
+                                   {"lmcache-mla", "vllm-mla", "if (stream) kv_stream_copy<18432>(", {}, {67, 37}},
+                                   {"vllm033-lhbnc", "vllm033-lbhnc", "for (int b = 0; b < kv_blocks; ++b) kv_stream_copy<8192>(",
+                                    {{"num_layers", 1}, {"num_kv_heads", 2}}, {53}}};
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
-  spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
-  cache.params["head_size"] = 128;
   const std::string skip = "const int64_t at = k + s * 4096 + kv_staggered<4096>(line, s);";
-  for (const auto& [source, target, bytes] : {std::tuple{"lmcache-2ltd", "vllm-flash-nhd", "16384"}, std::tuple{"hf-dynamic", "trtllm-pool", "8192"},
-                                              std::tuple{"lmcache-mla", "vllm-mla", "18432"}}) {
-    INFO(source << " -> " << target);
-    ControlKernels c{cache, spec::load_layout(catalog.find_layout(source).string()), spec::load_layout(catalog.find_layout(target).string()),
+  for (const Case& k_case : cases) {
+    INFO(k_case.source << " -> " << k_case.target);
+    spec::CacheShape cache = spec::load_cache(catalog.find_cache("small").string());
+    cache.params["head_size"] = 128;
+    for (const auto& [key, value] : k_case.params) cache.params[key] = value;
+    ControlKernels c{cache, spec::load_layout(catalog.find_layout(k_case.source).string()), spec::load_layout(catalog.find_layout(k_case.target).string()),
                      "pages", "last_line_skipped", {}, {}};
     const prove::Proof p = prove::prove(c.source, c.target, c.cache);
     emit::EmitOptions o;
@@ -1258,7 +1271,7 @@ TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, 
     c.good = emit::emit_kernel(p, o);
     o.name = c.broken_name;
     c.broken = emit::emit_kernel(p, o);
-    REQUIRE(c.good.find(std::string("if (stream) kv_stream_copy<") + bytes + ">(") != std::string::npos);
+    REQUIRE(c.good.find(k_case.copy) != std::string::npos);
     std::size_t replaced = 0;
     for (std::size_t at = c.broken.find(skip); at != std::string::npos; at = c.broken.find(skip, at + skip.size()), ++replaced)
       c.broken.replace(at, skip.size(), skip + " if (s == streams - 1 && line == 4032) continue;");
@@ -1266,7 +1279,7 @@ TEST_CASE("runs of pages copied in two or four streams move the oracle's bytes, 
     test::TempDir dir;
     test::KernelLibrary library({c.good, c.broken}, dir.path().string());
     const auto S = enumerate::enumerate_layout(c.source, c.cache), T = enumerate::enumerate_layout(c.target, c.cache);
-    for (std::int64_t n : {c.cache.params.at("num_tokens"), std::int64_t{37}}) {
+    for (std::int64_t n : k_case.token_counts) {
       for (std::size_t k = 0; k < 3; ++k) {
         INFO(enumerate::table_choice_name(k) << " tables, num_tokens " << n);
         for (const std::string& variant : test::isa_variants()) {
@@ -1605,25 +1618,32 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
 }
 
 TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapped, unflushed or half-staggered blocks are caught", "[emit][kernels]") {
-  // A 4 KiB whole block (16 slots of one head's 128 bf16) is left pending and every fourth one copies the
-  // four at once; the cell copies what is left as it returns (emit/cpu.cpp, whole_blocks_at_once).
-  // Streaming is forced. Controls: the four-block copy reading each pair of blocks swapped (caught on one
-  // thread: with one layer the flattened loops are the head and the block, so three threads' parts hold
-  // two or three blocks each and never four), and the last pending blocks never copied (caught where a
-  // part leaves some pending: one layer of two heads, 53 tokens, three whole blocks a head).
-  for (const auto& [source_name, target_name] : {std::pair<std::string, std::string>{"hf-dynamic", "vllm-flash-hnd"}, {"vllm-flash-hnd", "hf-dynamic"}}) {
-    INFO(source_name << " -> " << target_name);
+  // A whole block of up to two pages (4 KiB: 16 slots of one head's 128 bf16; 8 KiB: 16 slots of one
+  // head's K and V in vLLM 0.33's packed pages) is left pending and every fourth one copies the four at
+  // once; the cell copies what is left as it returns (emit/cpu.cpp, whole_blocks_at_once). Streaming is forced. Controls: the four-block copy reading
+  // each pair of blocks swapped (caught on one thread: with one layer the flattened loops are the head and
+  // the block, so three threads' parts may hold fewer than four blocks), and the last pending blocks never
+  // copied (caught where a part leaves some pending: one layer of two heads, 53 tokens, three whole blocks a
+  // head). Blocks of more than two pages stay one copy of several page streams: the SixteenKibRuns tests.
+  struct Case {
+    std::string source, target;
+    int block_bytes;
+  };
+  for (const Case& c : {Case{"hf-dynamic", "vllm-flash-hnd", 4096}, Case{"vllm-flash-hnd", "hf-dynamic", 4096},
+                        Case{"vllm033-lhbnc", "vllm033-lbhnc", 8192}}) {
+    INFO(c.source << " -> " << c.target);
     test::TempDir dir;
-    const StreamingPair pair = streaming_pair(source_name, target_name, {{"head_size", 128}, {"num_layers", 1}, {"num_kv_heads", 2}}, "four_blocks");
+    const StreamingPair pair = streaming_pair(c.source, c.target, {{"head_size", 128}, {"num_layers", 1}, {"num_kv_heads", 2}}, "four_blocks");
     const auto &S = pair.source, &T = pair.target;
     const prove::Proof& proof = pair.proof;
     const emit::EmitOptions& o = pair.options;
     const std::string code = emit::emit_kernel(proof, o);
-    REQUIRE(code.find("kv_stream_copy4<4096>(kv_block_to, kv_block_from)") != std::string::npos);
+    const std::string size = std::to_string(c.block_bytes);
+    REQUIRE(code.find("kv_stream_copy4<" + size + ">(kv_block_to, kv_block_from)") != std::string::npos);
     test::KernelLibrary library({code, broken_kernel(proof, o, "four_blocks_swapped", "reinterpret_cast<const __m128i*>(from[s] + at + k)",
                                                                 "reinterpret_cast<const __m128i*>(from[s ^ 1] + at + k)"),
-                                 broken_kernel(proof, o, "four_blocks_unflushed", "for (int b = 0; b < kv_blocks; ++b) kv_stream_copy<4096>(",
-                                               "for (int b = 0; b < 0; ++b) kv_stream_copy<4096>("),
+                                 broken_kernel(proof, o, "four_blocks_unflushed", "for (int b = 0; b < kv_blocks; ++b) kv_stream_copy<" + size + ">(",
+                                               "for (int b = 0; b < 0; ++b) kv_stream_copy<" + size + ">("),
                                  // The stagger wrapping within half a block: each block's second half is never copied.
                                  broken_kernel(proof, o, "four_blocks_half_stagger", "return (line + s * kv_page_stagger) % SPAN;",
                                                "return (line + s * kv_page_stagger) % (SPAN / 2);")},
