@@ -110,16 +110,24 @@ __attribute__((target("avx2"))) void into_token_fastest_avx2(char* to, const cha
     }
 }
 
-// 16 token rows of 128 packs -> [128 packs][16 tokens], a kilobyte of the target per step, streamed.
+// 16 token rows of 128 packs -> [128 packs][16 tokens], a kilobyte of the target per step, streamed: four
+// packs of four tokens at a time, four 64-byte source lines in and four whole target lines out (as the
+// kernels' four-by-four nests, kv_run_quads16). Two by two (half lines in and out) read 0.53-0.59x of
+// memcpy at one thread on an Ice Lake-class Xeon (2026-12-06/07 sweeps), below the kernels' four-by-four
+// nests that took its place in them (emit/run_pairs.hpp), which then read above it.
 __attribute__((target("avx2"))) void packs_into_token_fastest_avx2(char* to, const char* const* from) {
-  for (std::size_t q = 0; q < kPacks / 4; ++q)
-    for (std::size_t pair = 0; pair < 2; ++pair) {
-      const std::size_t p = 4 * q + 2 * pair;
-      for (std::size_t t = 0; t < kBlockTokens; t += 2) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[t] + p * kPackBytes));
-        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[t + 1] + p * kPackBytes));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(to + (p * kBlockTokens + t) * kPackBytes), lane_half(a, b, 0));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(to + ((p + 1) * kBlockTokens + t) * kPackBytes), lane_half(a, b, 1));
+  for (std::size_t p = 0; p < kPacks; p += 4)
+    for (std::size_t t = 0; t < kBlockTokens; t += 4) {
+      __m256i low[4], high[4];  // token t + i: packs p, p + 1 / p + 2, p + 3
+      for (std::size_t i = 0; i < 4; ++i) {
+        low[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[t + i] + p * kPackBytes));
+        high[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from[t + i] + p * kPackBytes + 32));
+      }
+      for (int j = 0; j < 4; ++j) {  // pack p + j's line: tokens t .. t + 3
+        const __m256i* half = j < 2 ? low : high;
+        char* line = to + ((p + static_cast<std::size_t>(j)) * kBlockTokens + t) * kPackBytes;
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line), lane_half(half[0], half[1], j % 2));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(line + 32), lane_half(half[2], half[3], j % 2));
       }
     }
 }
