@@ -33,20 +33,27 @@ int run_pairs_level(const Cell& cell, int source_bytes, std::size_t first_level)
   return -1;
 }
 
-int run_group_side(const Cell& cell, int level) {
+namespace {
+
+// Whether both paired loops' extents divide by 4: the condition of every four-by-four nest.
+bool loops_divide_by_four(const Cell& cell, int level) {
   const auto extent = [&](int m) { return cell.modes[static_cast<std::size_t>(m)].extent; };
+  return extent(cell.loops[static_cast<std::size_t>(level)]) % 4 == 0 && extent(cell.loops.back()) % 4 == 0;
+}
+
+}  // namespace
+
+int run_group_side(const Cell& cell, int level) {
   const int paired = cell.loops[static_cast<std::size_t>(level)], inner = cell.loops.back();
   // Only where the source holds the runs packed: the innermost loop steps over a whole span of the paired
   // loop's runs (the legacy key block's head, pack after pack), so a step's four source lines lie together.
-  const bool source_packed = std::abs(cell.source.stride[static_cast<std::size_t>(inner)]) == cell.run_elements * extent(paired);
-  return source_packed && extent(paired) % 4 == 0 && extent(inner) % 4 == 0 ? 4 : 2;
+  const bool source_packed =
+      std::abs(cell.source.stride[static_cast<std::size_t>(inner)]) == cell.run_elements * cell.modes[static_cast<std::size_t>(paired)].extent;
+  return source_packed && loops_divide_by_four(cell, level) ? 4 : 2;
 }
 
 bool pairs_in_source_order(const Cell& cell, int level, int side) { return side == 4 && static_cast<std::size_t>(level) + 2 == cell.loops.size(); }
 
-bool quads_where_cpu_picks(const Cell& cell, int level) {
-  const auto extent = [&](int m) { return cell.modes[static_cast<std::size_t>(m)].extent; };
-  return run_group_side(cell, level) == 2 && extent(cell.loops[static_cast<std::size_t>(level)]) % 4 == 0 && extent(cell.loops.back()) % 4 == 0;
-}
+bool quads_where_cpu_picks(const Cell& cell, int level) { return run_group_side(cell, level) == 2 && loops_divide_by_four(cell, level); }
 
 }  // namespace kvlayout::emit
