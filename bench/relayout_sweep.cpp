@@ -16,6 +16,7 @@
 //
 // Usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]
 //                             [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--roofline]
+#include <cpuid.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -872,12 +873,28 @@ std::string memcpy_tunables() {
   return tunables != nullptr ? tunables : "";
 }
 
-// The CPU the figures are of, for the record: the kernels' policies differ by it (page streams staggered
-// everywhere; long software prefetches off on AMD, emit/cpu.cpp's kv_long_prefetches_wanted).
+// The CPU the figures are of, for the record: the kernels' per-call choices differ by it (emit/cpu.cpp's
+// kv_cpu_choice: AMD without AVX-512, AMD with it, the rest; one choice also by model), and the environment
+// can force each of them.
 spec::Json cpu_record() {
-  const char* forced = std::getenv("KVLAYOUT_PREFETCH");
   const char* vendor = __builtin_cpu_is("intel") ? "intel" : __builtin_cpu_is("amd") ? "amd" : "other";
-  return {{"vendor", vendor}, {"avx2", static_cast<bool>(__builtin_cpu_supports("avx2"))}, {"KVLAYOUT_PREFETCH", forced != nullptr ? forced : ""}};
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  int family = -1, model = -1;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0) {  // the displayed family and model, as /proc/cpuinfo shows them
+    const unsigned base_family = (eax >> 8) & 0xf, base_model = (eax >> 4) & 0xf;
+    family = static_cast<int>(base_family == 0xf ? base_family + ((eax >> 20) & 0xff) : base_family);
+    model = static_cast<int>(base_family == 0x6 || base_family == 0xf ? base_model + (((eax >> 16) & 0xf) << 4) : base_model);
+  }
+  spec::Json forced = spec::Json::object();
+  for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_STAGE_BOXES", "KVLAYOUT_SOURCE_ORDER",
+                           "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH"})
+    if (const char* value = std::getenv(name); value != nullptr) forced[name] = value;
+  return {{"vendor", vendor},
+          {"family", family},
+          {"model", model},
+          {"avx2", static_cast<bool>(__builtin_cpu_supports("avx2"))},
+          {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")},
+          {"forced_choices", forced}};
 }
 
 int main(int argc, char** argv) {

@@ -2319,10 +2319,12 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 #endif
 #endif
 
-// A choice that measured differently on Intel and AMD CPUs (or alike, where the environment should still
-// be able to force it): `on_amd` on AMD, `elsewhere` on any other CPU (and off x86), unless the
-// environment's `name` says on or off (the tests run the kernels both ways against the byte oracle). Each
-// choice below says what was measured.
+// A choice that measured differently by CPU: `amd_avx2` on AMD CPUs without AVX-512 (measured on an EPYC of
+// Zen 3), `amd_avx512` on AMD CPUs with AVX-512 F (measured on an EPYC of Zen 4, family 25 model 17), and
+// `elsewhere` on any other CPU (measured on Intel Xeons; also off x86), unless the environment's `name`
+// says on or off (the tests run the kernels both ways against the byte oracle). AVX-512 is what tells
+// the two AMD classes apart because it is what a call can test portably (GCC 12 knows no "znver4"); Zen 5,
+// which also has it, is not measured. Each choice below says what was measured on each class.
 // The environment's `name` as a forced choice: 1 for "on", 0 for "off", -1 otherwise (unset included).
 [[maybe_unused]] static inline int kv_forced_choice(const char* name) {
   const char* forced = std::getenv(name);
@@ -2330,12 +2332,14 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
   if (forced != nullptr && std::strcmp(forced, "on") == 0) return 1;
   return -1;
 }
-[[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool on_amd, bool elsewhere) {
+[[maybe_unused]] static inline bool kv_cpu_choice(const char* name, bool amd_avx2, bool amd_avx512, bool elsewhere) {
   if (const int forced = kv_forced_choice(name); forced >= 0) return forced == 1;
 #if KV_X86_DISPATCH
-  return __builtin_cpu_is("amd") ? on_amd : elsewhere;
+  if (!__builtin_cpu_is("amd")) return elsewhere;
+  return __builtin_cpu_supports("avx512f") ? amd_avx512 : amd_avx2;
 #else
-  (void)on_amd;
+  (void)amd_avx2;
+  (void)amd_avx512;
   return elsewhere;
 #endif
 }
@@ -2356,9 +2360,16 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 // lmcache056-mla-layerwise -> sglang0523-host-mla-page-first 0.68-0.78 / 0.62-0.70 -> 0.79-0.93 /
 // 0.69-0.95, sglang0523-host-mla-page-first -> its -direct 0.79-0.89 / 0.92-0.93 -> 0.84-0.97 / 0.90-0.99;
 // lmcache-mla -> sglang-mla alone unchanged (0.83 / 0.84 -> 0.81 / 0.85). Runs of 512 bytes, unmeasured,
-// keep theirs.
+// keep theirs. On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// over 16 kernels of runs of 256 B or more, prefetched against not 1.02x / 0.99x and 1.02x / 1.03x at
+// median, the pairs under 0.8x gaining (lmcache056-mla-layerwise -> sglang0523-host-mla-page-first, 0.73x /
+// 0.72x of memcpy, 1.16-1.30x / 1.14-1.27x as fast prefetched; sglang-host-page-first-direct ->
+// sglang-host-page-first, 0.75 / 0.87, 1.20-1.22x / 1.15-1.25x; vllm-mla -> sglang-mla 1.15-1.20x /
+// 1.15-1.43x) and pairs above memcpy losing (lmcache-mla -> sglang-mla, 1.10x of memcpy, 0.83-0.85x /
+// 0.93-0.95x as fast; lmcache-2ltd -> sglang-mha, 1.10x, 0.87-0.89x / 0.88-1.04x): on there, as on Intel.
 constexpr int64_t kv_long_prefetch_bytes = 1024;
-[[maybe_unused]] static inline bool kv_long_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_PREFETCH", false, true); }
+[[maybe_unused]] static inline bool kv_long_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_PREFETCH", false, true, true); }
 // Read by every long prefetch; written by each call before its threads start (the same value unless the
 // environment changes between calls).
 static std::atomic<bool> kv_long_prefetches{true};
@@ -2370,7 +2381,7 @@ static std::atomic<bool> kv_long_prefetches{true};
 // 256 B .. 2 KiB and 10 into or out of vllm-paged-legacy, 256 MiB, one process of 5 interleaved
 // repetitions): with them 1.01x / 1.00x as fast at median (0.90-1.12x / 0.86-1.13x), faster in 51 / 46 of
 // 83 kernels; the same kernel measured 1.15x as fast without them in another process, so no CPU is set off.
-[[maybe_unused]] static inline bool kv_short_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_SHORT_PREFETCH", true, true); }
+[[maybe_unused]] static inline bool kv_short_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_SHORT_PREFETCH", true, true, true); }
 // Read by every short prefetch of a run; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_short_prefetches{true};
 
@@ -2383,31 +2394,44 @@ static std::atomic<bool> kv_short_prefetches{true};
 // staged; from vllm-flash-hnd, whose chunks are staged with a gather buffer, 0.62x against 0.55x), so Intel
 // keeps them. The same choice writes sparse gathered target rows (llama.cpp's V into caches whose token rows
 // lie far apart) each whole before the next, or a line per block (Intel: out of llamacpp-vtrans into
-// sglang-host-page-first 0.50x -> 0.65x of memcpy).
-[[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false); }
+// sglang-host-page-first 0.50x -> 0.65x of memcpy). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// over the 39 kernels with such tiles, a line per block 1.18x / 1.18x and 1.27x / 1.18x as fast at median,
+// faster in 31-33 of 39 (into llamacpp-vtrans from vllm-flash-nhd 0.56x -> 0.84x of memcpy at one thread,
+// from lmcache-2ltd 0.59x -> 0.91x), the staged rows faster only into sparse rows (out of llamacpp-vtrans
+// into sglang-host-page-first 1.13-1.17x / 1.01-1.08x, into vllm033-lbnhc 1.03-1.09x): lines there, as
+// on Intel.
+[[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false, false); }
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};
 
 // Whether a call stages the large boxes out of token-fastest rows (vLLM's legacy cache's blocks: its value
 // tiles' 16-token rows and its key block's 16-byte packs, into token-major blocks or into a slot pool's
 // gathered token rows: kStraightBoxBytes in kvlayout's emit/cpu.cpp), each box moved into a stack buffer
-// and streamed out, or streams each box's lines straight into the target: staged everywhere but on Ice Lake server CPUs (this is a choice by CPU model,
-// not vendor), unless the environment says KVLAYOUT_STAGE_BOXES=on or off (the tests run the kernels both
-// ways against the byte oracle). Measured: on an AMD EPYC (Zen 3) staged 0.59-0.64x of memcpy against
+// and streamed out, or streams each box's lines straight into the target: straight on Ice Lake server CPUs
+// (a choice by CPU model) and on AMD CPUs with AVX-512 (kv_cpu_choice's classes), staged elsewhere, unless
+// the environment says KVLAYOUT_STAGE_BOXES=on or off (the tests run the kernels both ways against the
+// byte oracle). Measured: on an AMD EPYC (Zen 3) staged 0.59-0.64x of memcpy against
 // straight 0.37-0.39x, on an Intel Xeon with 2 MiB of L2 per core 0.72-0.79x against 0.63-0.67x
 // (bench/README.md); on an Ice Lake-class Xeon (family 6 model 106, 48 KiB of L1d, 1.25 MiB of L2) the
 // bare patterns straight 0.73x / 0.74x at 1 / 2 threads against staged 0.65x / 0.58x, and
 // vllm-paged-legacy -> vllm-flash-nhd's kernel with its value boxes straight 1.06-1.14x / 1.10-1.18x as
 // fast (two processes of 7 interleaved repetitions); into a slot pool's rows one by one, the bare patterns
 // straight 0.66x / 0.71x against staged 0.51x / 0.52x for values, 0.76x / 0.78x against 0.54x / 0.55x
-// for key packs.
+// for key packs. On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab KVLAYOUT_STAGE_BOXES=off`
+// over every pair out of vllm-paged-legacy, 256 MiB, three processes of 5 interleaved repetitions, 1 / 2
+// threads) the bare patterns straight 0.87x / 0.82x against staged 0.70x / 0.75x, and the 23 kernels with
+// a straight box 1.04-1.05x / 1.01-1.03x as fast straight at median: into token-major blocks whose rows
+// abut, or slot rows placed one by one, 1.16-1.43x / 0.97-1.22x (-> vllm-flash-nhd 0.59x -> 0.78x of memcpy
+// at one thread, -> flashinfer-nhd 0.57 -> 0.75, -> sglang-mha 0.61 -> 0.75, -> lmcache056-2td 0.58 ->
+// 0.78); into rows 4 KiB apart that interleave K and V (the key packs of -> lmcache056-t2d, -packed,
+// vllm-packed-nhd, vllm033-lbnhc, at 0.83-0.87x staged) 0.86-1.00x / 0.79-0.96x: straight there, where the
+// pairs it slows are the faster ones.
 [[maybe_unused]] static inline bool kv_staged_boxes_wanted() {
-  if (const int forced = kv_forced_choice("KVLAYOUT_STAGE_BOXES"); forced >= 0) return forced == 1;
 #if KV_X86_DISPATCH
-  return !__builtin_cpu_is("icelake-server");
-#else
-  return true;
+  if (kv_forced_choice("KVLAYOUT_STAGE_BOXES") < 0 && __builtin_cpu_is("icelake-server")) return false;
 #endif
+  return kv_cpu_choice("KVLAYOUT_STAGE_BOXES", true, false, true);
 }
 // Read by the tiles with a staged box; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_boxes{true};
@@ -2417,8 +2441,11 @@ static std::atomic<bool> kv_staged_boxes{true};
 // instead: on AMD CPUs, or where the environment says KVLAYOUT_SOURCE_ORDER=on (=off forces the target's;
 // the tests run the kernels both ways against the byte oracle). The target's order was measured the
 // faster on an Intel Xeon (see streams_along in kvlayout's emit/plan.hpp), the source's on an AMD EPYC
-// for runs of 512 bytes or less (see kLongestRunBySourceOnAmd in kvlayout's emit/plan.cpp).
-[[maybe_unused]] static inline bool kv_reads_by_source_wanted() { return kv_cpu_choice("KVLAYOUT_SOURCE_ORDER", true, false); }
+// for runs of 512 bytes or less (see kLongestRunBySourceOnAmd in kvlayout's emit/plan.cpp). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// the 10 kernels with such nests all faster in the source's order, 1.45-1.55x / 1.19-1.20x at median
+// (min 1.16x / 1.01x): the source's there too.
+[[maybe_unused]] static inline bool kv_reads_by_source_wanted() { return kv_cpu_choice("KVLAYOUT_SOURCE_ORDER", true, true, false); }
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_reads_by_source{false};
 
@@ -2426,7 +2453,11 @@ static std::atomic<bool> kv_reads_by_source{false};
 // (kvlayout's emit/run_pairs.hpp, quads_where_cpu_picks): not on AMD CPUs, where two by two was measured
 // the faster for some sources, unless the environment says KVLAYOUT_RUN_QUADS=on (=off forces two by two;
 // the tests run the kernels both ways against the byte oracle). Measured faster on an Ice Lake-class Xeon.
-[[maybe_unused]] static inline bool kv_run_quads_wanted() { return kv_cpu_choice("KVLAYOUT_RUN_QUADS", false, true); }
+// On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// the 18 kernels with such nests four by four 1.02x / 1.02-1.04x as fast at median, faster in 13-14 of 18:
+// four by four there, as on Intel.
+[[maybe_unused]] static inline bool kv_run_quads_wanted() { return kv_cpu_choice("KVLAYOUT_RUN_QUADS", false, true, true); }
 // Read by the paired runs' nests; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_run_quads{true};
 
@@ -2436,7 +2467,12 @@ static std::atomic<bool> kv_run_quads{true};
 // CPUs, or where the environment says KVLAYOUT_INSTANCE_GROUPS=on (=off forces the plan's own order; the
 // tests run the kernels both ways against the byte oracle). Measured on an AMD EPYC only: see
 // kInstanceGroup in kvlayout's emit/plan.cpp. Other CPUs keep the plan's order (not measured there).
-[[maybe_unused]] static inline bool kv_instance_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, false); }
+// On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// `KVLAYOUT_INSTANCE_GROUPS=off` over the 13 kernels with either kind of groups (this choice's and
+// kv_read_streams_in_groups's), grouped 1.22-1.28x / 1.12-1.14x as fast at median, faster in 11-12 of 13:
+// grouped there too.
+[[maybe_unused]] static inline bool kv_instance_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, true, false); }
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_instance_groups{false};
 
@@ -2448,7 +2484,7 @@ static std::atomic<bool> kv_instance_groups{false};
 // threads: flashinfer-hnd -> sglang-host-page-head 1.09x / 1.21x, vllm-flash-hnd 1.18 / 1.06, hf-dynamic
 // 1.03 / 1.06 (two unchanged pairs beside them 0.97-1.05), where the other groups (instance_groups) read
 // 0.88-1.04 / 0.83-1.06 on that Intel and stay AMD's.
-[[maybe_unused]] static inline bool kv_read_streams_in_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, true); }
+[[maybe_unused]] static inline bool kv_read_streams_in_groups_wanted() { return kv_cpu_choice("KVLAYOUT_INSTANCE_GROUPS", true, true, true); }
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_read_streams_in_groups{true};
 
@@ -2461,8 +2497,10 @@ static std::atomic<bool> kv_read_streams_in_groups{true};
 // token-fastest caches: the 9 kernels with such rows, all into vllm-paged-legacy's V, ran 1.01-1.16x as
 // fast without them at one thread (median 1.09x; vllm-flash-nhd 0.61x -> 0.71x of memcpy,
 // sglang-host-page-first-direct 0.62 -> 0.71) and 1.01-1.11x at two (vllm-flash-nhd 0.72 -> 0.80), none
-// slower. Other CPUs keep them (not measured there).
-[[maybe_unused]] static inline bool kv_row_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_ROW_PREFETCH", false, true); }
+// slower. Other CPUs keep them (not measured there). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
+// interleaved repetitions, 1 / 2 threads):
+// the same 9 kernels 1.05x / 1.05-1.06x as fast with them at median, faster in 6-7 of 9: on there.
+[[maybe_unused]] static inline bool kv_row_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_ROW_PREFETCH", false, true, true); }
 // Read by the tiles whose rows lie far apart; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_row_prefetches{true};
 
