@@ -988,10 +988,15 @@ static inline void kv_stream_copy(char* to, const char* from) {
 // page after another waits on each page's first lines (the hardware prefetcher stops at pages), four at once
 // keep it busy, as kv_stream_copy does within a run of pages (measured: see whole_blocks_at_once). Run s
 // is staggered kv_page_stagger * s bytes on (kv_staggered): the runs are blocks at the same offset of
-// their pages.
+// their pages. Runs under two pages where the call's CPU copies them one at a time (kv_blocks_at_once) are
+// one kv_stream_copy each instead.
 // @pre every to[s] is 16-byte aligned; BYTES a multiple of 64.
 template <int64_t BYTES>
 [[maybe_unused]] static inline void kv_stream_copy4(char* const* to, const char* const* from) {
+  if (BYTES < 8192 && !kv_blocks_at_once.load(std::memory_order_relaxed)) {
+    for (int s = 0; s < 4; ++s) kv_stream_copy<BYTES>(to[s], from[s]);
+    return;
+  }
 #if defined(__SSE2__)
   for (int64_t line = 0; line < BYTES; line += 64) {
     KV_UNROLL for (int s = 0; s < 4; ++s) {
@@ -1527,7 +1532,8 @@ WholeBlock whole_block(const Cell& cell, int source_bytes, int target_bytes, boo
 // (e.g. vllm033-lhbnc -> vllm033-lbhnc 0.68 / 0.67 -> 0.86 / 0.82x of memcpy, vllm033-bhlnc ->
 // vllm033-lbhnc 0.66 / 0.73 -> 0.82 / 0.87), the other four, already at 0.78-0.91x, 1.01-1.06x /
 // 0.93-0.99x; hf-dynamic <-> trtllm-pool (32 slots of a head's K or V), already at 0.78-0.86x,
-// 0.95-1.04x / 0.94-1.02x (the run's noise).
+// 0.95-1.04x / 0.94-1.02x (the run's noise). A call on an AMD CPU with AVX-512 copies the blocks under two
+// pages one after another all the same (kv_blocks_at_once, measured there).
 bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && whole_block <= 8192 && whole_block % 64 == 0; }
 
 // As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
@@ -2504,6 +2510,25 @@ static std::atomic<bool> kv_read_streams_in_groups{true};
 // Read by the tiles whose rows lie far apart; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_row_prefetches{true};
 
+// Whether a call copies whole blocks of under two pages four at a time, a line of each in turn
+// (kv_stream_copy4; kvlayout's emit/cpu.cpp, whole_blocks_at_once), or one after another: four at a time
+// but on AMD CPUs with AVX-512, unless the environment says KVLAYOUT_BLOCKS_AT_ONCE=on or off (the tests
+// run the kernels both ways against the byte oracle). Blocks of two pages go four at a time everywhere.
+// Four at a time measured faster on an Intel Xeon and an Ice Lake-class one (see whole_blocks_at_once).
+// On an AMD EPYC of Zen 4 (KVM, AVX-512; 256 MiB, 1 / 2 threads): trtllm-pool -> vllm-flash-hnd's 4 KiB
+// blocks one at a time (`--ab-source`, 7 interleaved repetitions) 0.81x -> 1.13x of memcpy / 0.97x ->
+// 1.25x, where four at a time in 32-byte steps read 0.80x -> 0.91x / 0.88x -> 0.93x (the sweep's replay of
+// such runs, one after another, 0.99-1.06x of memcpy against the kernels' 0.69-0.72x of it); `--ab
+// KVLAYOUT_BLOCKS_AT_ONCE=on` over the 33 distinct kernels with such blocks, two processes of 5 interleaved
+// repetitions, one at a time against four at a time: the 4 KiB blocks between HND pages 1.02-1.52x /
+// 1.00-1.34x as fast (hf-dynamic -> flashinfer-hnd 1.32-1.44x / 1.29-1.31x, trtllm-pool -> dynamo-universal
+// 1.37-1.42x / 1.23x), dynamo-universal -> hf-dynamic alone slower (0.82-0.85x / 0.92x, at 0.61x / 0.68x of
+// memcpy four at a time); the 8 KiB blocks of vLLM 0.33's pages 0.81-1.18x / 0.89-1.10x (median 0.93x /
+// 1.00x), so those stay four at a time there too.
+[[maybe_unused]] static inline bool kv_blocks_at_once_wanted() { return kv_cpu_choice("KVLAYOUT_BLOCKS_AT_ONCE", true, false, true); }
+// Read by kv_stream_copy4; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_blocks_at_once{true};
+
 )";
 
 // The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
@@ -2621,7 +2646,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
-  w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted) this call runs with.");
+  w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted) this call runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_short_prefetches.store(kv_short_prefetches_wanted(), std::memory_order_relaxed);");
@@ -2632,6 +2657,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_instance_groups.store(kv_instance_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
+  w.line("kv_blocks_at_once.store(kv_blocks_at_once_wanted(), std::memory_order_relaxed);");
   w.line("kv_avx512.store(kv_use_avx512(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

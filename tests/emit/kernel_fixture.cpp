@@ -42,7 +42,9 @@ std::size_t pair_sample() {
 
 ScopedIsa::ScopedIsa(const std::string& variant) : ScopedIsa(variant, variant != "baseline") {}
 ScopedIsa::ScopedIsa(const std::string& variant, bool staged) : ScopedIsa(variant, staged, variant != "baseline") {}
-ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders) {
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders)
+    : ScopedIsa(variant, staged, second_orders, variant != "baseline") {}
+ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders, bool blocks_at_once) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
   setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_SHORT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
@@ -52,6 +54,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
   setenv("KVLAYOUT_SOURCE_ORDER", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_RUN_QUADS", second_orders ? "on" : "off", 1);
+  setenv("KVLAYOUT_BLOCKS_AT_ONCE", blocks_at_once ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
@@ -63,6 +66,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_SOURCE_ORDER");
   unsetenv("KVLAYOUT_INSTANCE_GROUPS");
   unsetenv("KVLAYOUT_RUN_QUADS");
+  unsetenv("KVLAYOUT_BLOCKS_AT_ONCE");
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

@@ -35,12 +35,15 @@ std::size_t pair_sample();
 // prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts and boxes
 // (KVLAYOUT_STAGE, KVLAYOUT_STAGE_BOXES) off for the baseline, on for AVX2, or as `staged` says; the nests' second loop orders
 // (Cell::cpu_loops: KVLAYOUT_SOURCE_ORDER, KVLAYOUT_INSTANCE_GROUPS) and the paired runs' four-by-four
-// nests (KVLAYOUT_RUN_QUADS) off for the baseline, on for AVX2, or as `second_orders` says.
+// nests (KVLAYOUT_RUN_QUADS) off for the baseline, on for AVX2, or as `second_orders` says; whole blocks of
+// under two pages four at a time (KVLAYOUT_BLOCKS_AT_ONCE) off for the baseline, on for AVX2, or as
+// `blocks_at_once` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);
   ScopedIsa(const std::string& variant, bool staged);
   ScopedIsa(const std::string& variant, bool staged, bool second_orders);
+  ScopedIsa(const std::string& variant, bool staged, bool second_orders, bool blocks_at_once);
   ~ScopedIsa();
   ScopedIsa(const ScopedIsa&) = delete;
   ScopedIsa& operator=(const ScopedIsa&) = delete;

@@ -176,12 +176,14 @@ struct Control {
 
 // Kernel `name` against the oracle in every instruction-set variant and table choice, on 1 and 3 threads,
 // moving each of `token_counts` tokens (by default 64 and 37, a 16-slot block cut): exact, and every
-// control wrong where it must be caught.
+// control wrong where it must be caught. `staged` and `blocks_at_once` fix those per-CPU choices in every
+// variant (test::ScopedIsa's defaults otherwise).
 void check_exact_with_controls(const test::KernelLibrary& library, const enumerate::Enumerated& S, const enumerate::Enumerated& T,
                                const std::string& name, const std::vector<Control>& controls,
-                               const std::vector<std::int64_t>& token_counts = {64, 37}, std::optional<bool> staged = std::nullopt) {
+                               const std::vector<std::int64_t>& token_counts = {64, 37}, std::optional<bool> staged = std::nullopt,
+                               std::optional<bool> blocks_at_once = std::nullopt) {
   for (const std::string& variant : test::isa_variants()) {
-    test::ScopedIsa isa(variant, staged.value_or(variant != "baseline"));
+    test::ScopedIsa isa(variant, staged.value_or(variant != "baseline"), variant != "baseline", blocks_at_once.value_or(variant != "baseline"));
     for (std::size_t k = 0; k < 3; ++k) {
       for (int threads : {1, 3}) {
         for (std::int64_t n : token_counts) {
@@ -1652,6 +1654,42 @@ TEST_CASE("whole blocks copied four at a time move the oracle's bytes, and swapp
                               {{"four_blocks_swapped", [](std::int64_t, int threads) { return threads == 1; }},
                                {"four_blocks_unflushed", [](std::int64_t n, int) { return n == 53; }},
                                {"four_blocks_half_stagger", [](std::int64_t, int threads) { return threads == 1; }}},
-                              {64, 37, 53});
+                              {64, 37, 53}, std::nullopt, true);
+  }
+}
+
+TEST_CASE("whole blocks under two pages copied one at a time where the CPU picks it move the oracle's bytes, and swapped ones are caught",
+          "[emit][kernels]") {
+  // The same pending blocks with KVLAYOUT_BLOCKS_AT_ONCE=off (kv_blocks_at_once: AMD CPUs with AVX-512):
+  // kv_stream_copy4 copies each of blocks under two pages with one kv_stream_copy. Control: that copy
+  // reading each pair of blocks swapped, caught on one thread for 4 KiB blocks; 8 KiB blocks never take
+  // it (they stay four at a time), so there the control kernel is exact.
+  struct Case {
+    std::string source, target;
+    bool one_at_a_time;  // the blocks are under two pages
+  };
+  for (const Case& c : {Case{"hf-dynamic", "vllm-flash-hnd", true}, Case{"vllm-flash-hnd", "hf-dynamic", true},
+                        Case{"vllm033-lhbnc", "vllm033-lbhnc", false}}) {
+    INFO(c.source << " -> " << c.target);
+    test::TempDir dir;
+    const StreamingPair pair = streaming_pair(c.source, c.target, {{"head_size", 128}, {"num_layers", 1}, {"num_kv_heads", 2}}, "blocks_one_at_a_time");
+    const std::string code = emit::emit_kernel(pair.proof, pair.options);
+    REQUIRE(code.find("kv_stream_copy4<") != std::string::npos);
+    test::KernelLibrary library({code, broken_kernel(pair.proof, pair.options, "blocks_one_at_a_time_swapped",
+                                                     "for (int s = 0; s < 4; ++s) kv_stream_copy<BYTES>(to[s], from[s]);",
+                                                     "for (int s = 0; s < 4; ++s) kv_stream_copy<BYTES>(to[s], from[s ^ 1]);")},
+                                dir.path().string());
+    const bool one_at_a_time = c.one_at_a_time;
+    check_exact_with_controls(library, pair.source, pair.target, pair.options.name,
+                              {{"blocks_one_at_a_time_swapped", [one_at_a_time](std::int64_t, int threads) { return one_at_a_time && threads == 1; }}},
+                              {64, 37, 53}, std::nullopt, false);
+    if (!one_at_a_time)
+      for (const std::string& variant : test::isa_variants()) {
+        test::ScopedIsa isa(variant, variant != "baseline", variant != "baseline", false);
+        INFO(variant << " variant: two-page blocks stay four at a time");
+        const test::KernelRun run = test::run_against_oracle(library.find("blocks_one_at_a_time_swapped"), pair.source, pair.target, 0, 64, 1);
+        CHECK(run.code == 0);
+        CHECK(run.wrong_bytes == 0);
+      }
   }
 }
