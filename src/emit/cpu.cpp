@@ -2330,7 +2330,9 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 // `elsewhere` on any other CPU (measured on Intel Xeons; also off x86), unless the environment's `name`
 // says on or off (the tests run the kernels both ways against the byte oracle). AVX-512 is what tells
 // the two AMD classes apart because it is what a call can test portably (GCC 12 knows no "znver4"); Zen 5,
-// which also has it, is not measured. Each choice below says what was measured on each class.
+// which also has it, is not measured. Each choice below says what was measured on each class; its Zen 4
+// figures, unless it says otherwise, are of `kvlayout_bench_sweep --ab` with the choice flipped over
+// exactly the kernels that carry it (256 MiB, two processes of 5 interleaved repetitions, 1 / 2 threads).
 // The environment's `name` as a forced choice: 1 for "on", 0 for "off", -1 otherwise (unset included).
 [[maybe_unused]] static inline int kv_forced_choice(const char* name) {
   const char* forced = std::getenv(name);
@@ -2366,8 +2368,7 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 // lmcache056-mla-layerwise -> sglang0523-host-mla-page-first 0.68-0.78 / 0.62-0.70 -> 0.79-0.93 /
 // 0.69-0.95, sglang0523-host-mla-page-first -> its -direct 0.79-0.89 / 0.92-0.93 -> 0.84-0.97 / 0.90-0.99;
 // lmcache-mla -> sglang-mla alone unchanged (0.83 / 0.84 -> 0.81 / 0.85). Runs of 512 bytes, unmeasured,
-// keep theirs. On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// keep theirs. On the Zen 4 (as kv_cpu_choice says):
 // over 16 kernels of runs of 256 B or more, prefetched against not 1.02x / 0.99x and 1.02x / 1.03x at
 // median, the pairs under 0.8x gaining (lmcache056-mla-layerwise -> sglang0523-host-mla-page-first, 0.73x /
 // 0.72x of memcpy, 1.16-1.30x / 1.14-1.27x as fast prefetched; sglang-host-page-first-direct ->
@@ -2400,8 +2401,7 @@ static std::atomic<bool> kv_short_prefetches{true};
 // staged; from vllm-flash-hnd, whose chunks are staged with a gather buffer, 0.62x against 0.55x), so Intel
 // keeps them. The same choice writes sparse gathered target rows (llama.cpp's V into caches whose token rows
 // lie far apart) each whole before the next, or a line per block (Intel: out of llamacpp-vtrans into
-// sglang-host-page-first 0.50x -> 0.65x of memcpy). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// sglang-host-page-first 0.50x -> 0.65x of memcpy). On the Zen 4 (as kv_cpu_choice says):
 // over the 39 kernels with such tiles, a line per block 1.18x / 1.18x and 1.27x / 1.18x as fast at median,
 // faster in 31-33 of 39 (into llamacpp-vtrans from vllm-flash-nhd 0.56x -> 0.84x of memcpy at one thread,
 // from lmcache-2ltd 0.59x -> 0.91x), the staged rows faster only into sparse rows (out of llamacpp-vtrans
@@ -2447,8 +2447,8 @@ static std::atomic<bool> kv_staged_boxes{true};
 // instead: on AMD CPUs, or where the environment says KVLAYOUT_SOURCE_ORDER=on (=off forces the target's;
 // the tests run the kernels both ways against the byte oracle). The target's order was measured the
 // faster on an Intel Xeon (see streams_along in kvlayout's emit/plan.hpp), the source's on an AMD EPYC
-// for runs of 512 bytes or less (see kLongestRunBySourceOnAmd in kvlayout's emit/plan.cpp). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// for runs of 512 bytes or less (see kLongestRunBySourceOnAmd in kvlayout's emit/plan.cpp). On the Zen 4
+// (as kv_cpu_choice says):
 // the 10 kernels with such nests all faster in the source's order, 1.45-1.55x / 1.19-1.20x at median
 // (min 1.16x / 1.01x): the source's there too.
 [[maybe_unused]] static inline bool kv_reads_by_source_wanted() { return kv_cpu_choice("KVLAYOUT_SOURCE_ORDER", true, true, false); }
@@ -2459,8 +2459,7 @@ static std::atomic<bool> kv_reads_by_source{false};
 // (kvlayout's emit/run_pairs.hpp, quads_where_cpu_picks): not on AMD CPUs, where two by two was measured
 // the faster for some sources, unless the environment says KVLAYOUT_RUN_QUADS=on (=off forces two by two;
 // the tests run the kernels both ways against the byte oracle). Measured faster on an Ice Lake-class Xeon.
-// On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// On the Zen 4 (as kv_cpu_choice says):
 // the 18 kernels with such nests four by four 1.02x / 1.02-1.04x as fast at median, faster in 13-14 of 18:
 // four by four there, as on Intel.
 [[maybe_unused]] static inline bool kv_run_quads_wanted() { return kv_cpu_choice("KVLAYOUT_RUN_QUADS", false, true, true); }
@@ -2473,8 +2472,7 @@ static std::atomic<bool> kv_run_quads{true};
 // CPUs, or where the environment says KVLAYOUT_INSTANCE_GROUPS=on (=off forces the plan's own order; the
 // tests run the kernels both ways against the byte oracle). Measured on an AMD EPYC only: see
 // kInstanceGroup in kvlayout's emit/plan.cpp. Other CPUs keep the plan's order (not measured there).
-// On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// On the Zen 4 (as kv_cpu_choice says):
 // `KVLAYOUT_INSTANCE_GROUPS=off` over the 13 kernels with either kind of groups (this choice's and
 // kv_read_streams_in_groups's), grouped 1.22-1.28x / 1.12-1.14x as fast at median, faster in 11-12 of 13:
 // grouped there too.
@@ -2503,8 +2501,7 @@ static std::atomic<bool> kv_read_streams_in_groups{true};
 // token-fastest caches: the 9 kernels with such rows, all into vllm-paged-legacy's V, ran 1.01-1.16x as
 // fast without them at one thread (median 1.09x; vllm-flash-nhd 0.61x -> 0.71x of memcpy,
 // sglang-host-page-first-direct 0.62 -> 0.71) and 1.01-1.11x at two (vllm-flash-nhd 0.72 -> 0.80), none
-// slower. Other CPUs keep them (not measured there). On an AMD EPYC of Zen 4 (KVM, AVX-512; `kvlayout_bench_sweep --ab`, 256 MiB, two processes of 5
-// interleaved repetitions, 1 / 2 threads):
+// slower. Other CPUs keep them (not measured there). On the Zen 4 (as kv_cpu_choice says):
 // the same 9 kernels 1.05x / 1.05-1.06x as fast with them at median, faster in 6-7 of 9: on there.
 [[maybe_unused]] static inline bool kv_row_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_ROW_PREFETCH", false, true, true); }
 // Read by the tiles whose rows lie far apart; written by each call as kv_long_prefetches is.
