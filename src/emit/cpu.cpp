@@ -28,7 +28,14 @@ struct RunAddress {
   std::string source_pointer = pointer_name(true), target_pointer = pointer_name(false);
   std::int64_t source_shift = 0, target_shift = 0;
   bool prefetch_next_instance = false;  // prefetches read next_instance_pointer's instance (PrefetchStep::next_instance)
+  bool prefetch_where_cpu_picks = false;  // prefetches run where the call's CPU picks them (PrefetchStep::where_cpu_picks)
 };
+
+// A statement prefetching `at`'s source a step ahead (its next_displacement_name()), as printed: under
+// the per-call choice kv_table_free_prefetches where the step is the CPU's to pick.
+std::string step_prefetch(const RunAddress& at, const std::string& statement) {
+  return at.prefetch_where_cpu_picks ? "if (kv_table_free_prefetches.load(std::memory_order_relaxed)) " + statement : statement;
+}
 
 // The source pointer a prefetch of `at` reads from: its own, or the instance ahead (next_instance_pointer).
 std::string prefetch_pointer(const RunAddress& at) { return at.prefetch_next_instance ? at.source_pointer + "_next" : at.source_pointer; }
@@ -257,8 +264,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
 // stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
 // Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
 // Extents need not be multiples of 8 or 32: each block counts its rows.
-void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const std::string& prefetch_from,
-                         const Plan* plan) {
+void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const RunAddress& at, const Plan* plan) {
   if (!cell.riders.empty() && plan == nullptr) throw std::logic_error("a ridden tile printed without the plan that holds its riders");
   std::vector<const Cell*> riders;
   for (int r : cell.riders) riders.push_back(&plan->cells[static_cast<std::size_t>(r)]);
@@ -275,8 +281,10 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
          (cell.tile_target_rows_gathered ? (cell.tile_source_rows_gathered ? "rows on both sides" : "target rows") : "source rows") +
          " are placed one by one.");
   const std::int64_t rows_box = staged_rows_box_bytes(cell, source_bytes, target_bytes, false);
-  if (prefetch && rows_box == 0)
+  if (prefetch && rows_box == 0) {
     w.line("(void)" + next_displacement_name() + (cell.riders.empty() ? ";  // the blocks prefetch their own rows" : ";  // rows read in order, unprefetched"));
+    if (at.prefetch_next_instance) w.line("(void)" + prefetch_pointer(at) + ";");
+  }
   const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
   const bool guard_across = cell.tile_guard >= 0 && !guard_down;
   // How many rows along an axis from `base`: at most `most`, within the extent and the bound checked.
@@ -500,8 +508,8 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
     w.line(step);
     if (prefetch)  // the next block's same step, as the staged tiles (print_copy)
-      w.line("kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_from + " + (" + next_displacement_name() + " + across_at * " + i64(source_row) +
-             ") * " + sb + ");");
+      w.line(step_prefetch(at, "kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_address(at, final_offset(cell, true), source_bytes) + " + (" +
+                                   next_displacement_name() + " + across_at * " + i64(source_row) + ") * " + sb + ");"));
     w.line("kv_transpose_lines16(kv_rows_apart{kv_box + across_at * " + tb + ", " + i64(row_bytes) + "}, " + from + " + across_at * " + i64(source_row) + ") * " +
            sb + ", " + i64(source_row * source_bytes) + ", false);");
     w.close();
@@ -651,8 +659,8 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
                              next_displacement_name() + " * " + std::to_string(source_bytes) + ");";
     // A run shorter than a line prefetches only when it holds a line's first byte: one prefetch per line,
     // not one per run (measured on vllm-paged-legacy's 16-byte key runs: about 10% of the key move).
-    if (bytes < 64) w.line("if ((reinterpret_cast<uintptr_t>(" + s + ") & 63) < " + std::to_string(bytes) + ") " + line);
-    else w.line(line);
+    if (bytes < 64) w.line(step_prefetch(at, "if ((reinterpret_cast<uintptr_t>(" + s + ") & 63) < " + std::to_string(bytes) + ") " + line));
+    else w.line(step_prefetch(at, line));
   };
   // A tile's `rows` source rows of `row_elements`, `row_stride` elements apart from `from` (elements past
   // this block's start), one block ahead: one span where the rows nearly abut, else row by row. A span
@@ -664,15 +672,16 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
     if (!prefetch) return;
     if (span * source_bytes < 64 || span <= 2 * rows * row_elements) {
       if (from.empty()) prefetch_span(span * source_bytes, false);
-      else w.line("kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + ps + " + (" + next_displacement_name() + from + ") * " + std::to_string(source_bytes) + ");");
+      else w.line(step_prefetch(at, "kv_prefetch<" + std::to_string(span * source_bytes) + ">(" + ps + " + (" + next_displacement_name() + from + ") * " +
+                                        std::to_string(source_bytes) + ");"));
       return;
     }
-    w.line("if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
-           next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");");
+    w.line(step_prefetch(at, "if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
+           next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");"));
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
   if (cell.tile_target_rows_gathered || cell.tile_source_rows_gathered) {
-    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch, ps, plan);
+    print_gathered_tile(w, cell, source_bytes, target_bytes, prefetch, at, plan);
     return;
   }
   if (cell.tile_target_contiguous >= 0) {
@@ -751,8 +760,8 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         // ahead since: 1.16 / 1.16 more); into token-major 32 KiB boxes, which
         // read four pages at once, 0.98-1.06 (vllm-flash-nhd 0.98 / 1.02, lmcache-2ltd 1.06 / 1.03).
         if (prefetch)
-          w.line("kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +
-                 " + across_at * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");");
+          w.line(step_prefetch(at, "kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +
+                                       " + across_at * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");"));
         transposes("kv_stage", "across_at", false);
         w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(piece) + ">(kv_pending + q * " + i64(piece) + ", kv_stages[kv_half ^ 1] + q * " +
                i64(piece) + ");");
@@ -1557,8 +1566,8 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
     const std::string s = address(at, true, offset_at(cell, true, around), source_bytes);
     const std::string d = address(at, false, offset_at(cell, false, around), target_bytes);
     if (prefetch)
-      w.line("kv_prefetch_run<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + prefetch_address(at, offset_at(cell, true, around), source_bytes) + " + " +
-             next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+      w.line(step_prefetch(at, "kv_prefetch_run<" + std::to_string(run_prefetch_bytes(bytes)) + ">(" + prefetch_address(at, offset_at(cell, true, around), source_bytes) +
+                                   " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");"));
     if (whole_blocks_at_once(bytes)) {
       w.open("if (stream)");
       w.line("kv_block_to[kv_blocks] = " + d + ", kv_block_from[kv_blocks] = " + s + ";");
@@ -1862,8 +1871,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   // prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread). A staged tile prefetches
   // the next block's step beside each step (print_copy).
   const int prefetch = whole_blocks_at_once(whole_block) ? -1 : step.level;
-  if (prefetch >= 0 && step.next_instance)
-    for (RunAddress& at : members) at.prefetch_next_instance = true;
+  if (prefetch >= 0)
+    for (RunAddress& at : members) at.prefetch_next_instance = step.next_instance, at.prefetch_where_cpu_picks = step.where_cpu_picks;
   if (stage_bytes > 0) {
     w.line("alignas(64) char kv_stages[2][" + std::to_string(stage_bytes) + "];");
     w.line("char* kv_pending = nullptr;  // where the box staged in kv_stages[kv_half ^ 1] goes, not yet streamed out");
@@ -1968,10 +1977,10 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
           for (int i = 0; i < group; ++i) {
             const std::string from = i == 0 ? ps : ps + " + " + i64(i * from_pair);
             if (group == 4)  // a whole line each
-              w.line("kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");");
+              w.line(step_prefetch(at, "kv_prefetch<64>(" + from + " + " + next_displacement_name() + " * " + std::to_string(source_bytes) + ");"));
             else
-              w.line("if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() + " * " +
-                     std::to_string(source_bytes) + ");");
+              w.line(step_prefetch(at, "if ((reinterpret_cast<uintptr_t>(" + from + ") & 63) < 32) kv_prefetch<32>(" + from + " + " + next_displacement_name() +
+                                           " * " + std::to_string(source_bytes) + ");"));
           }
         w.line(std::string(group == 4 ? "kv_run_quads16(" : "kv_run_pairs16(") + d + ", " + i64(to_pair) + ", " + s + ", " + i64(from_pair) + ", true);");
       }
@@ -2526,6 +2535,21 @@ static std::atomic<bool> kv_row_prefetches{true};
 // Read by kv_stream_copy4; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_blocks_at_once{true};
 
+// Whether a call prefetches a step ahead the source of tiles and of runs shorter than a line where no
+// table places it (HF's per-layer HND tensors read in 4 KiB tiles, each head's page 512 KiB from the
+// next head's; kvlayout's emit/statements.hpp, PrefetchStep::where_cpu_picks): on AMD CPUs with AVX-512,
+// unless the environment says KVLAYOUT_TABLE_FREE_PREFETCH=on or off (the tests run the kernels both ways
+// against the byte oracle). Measured slower on an Intel Xeon when transposes took the step of runs
+// (kvlayout's emit/statements.cpp, prefetch_step: lmcache-2ltd -> vllm-paged-legacy 0.81x -> 0.72x of
+// memcpy), not on a Zen 3. On the Zen 4 (as kv_cpu_choice says) the 8 kernels with such a step, all into
+// vllm-paged-legacy, with it 1.06-1.08x / 1.09x as fast at median, faster in 5-6 of 6 distinct kernels:
+// hf-dynamic 1.44-1.46x / 1.24-1.50x (0.70x / 0.82x of memcpy with it, each head's 4 KiB page two heads
+// ahead), lmcache056-2td 1.08-1.09x / 1.11-1.22x, lmcache-2ltd 1.03-1.07x / 1.09-1.11x, lmcache056-t2d
+// and -packed 1.05-1.11x / 0.96-1.08x, llamacpp-vtrans (its K) 0.99-1.01x / 1.01-1.03x.
+[[maybe_unused]] static inline bool kv_table_free_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_TABLE_FREE_PREFETCH", false, true, false); }
+// Read by the prefetches of those tiles and runs; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_table_free_prefetches{false};
+
 )";
 
 // The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
@@ -2643,7 +2667,8 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
-  w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted) this call runs with.");
+  w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted, kv_table_free_prefetches_wanted) this call");
+  w.line("// runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_short_prefetches.store(kv_short_prefetches_wanted(), std::memory_order_relaxed);");
@@ -2655,6 +2680,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_read_streams_in_groups.store(kv_read_streams_in_groups_wanted(), std::memory_order_relaxed);");
   w.line("kv_row_prefetches.store(kv_row_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_blocks_at_once.store(kv_blocks_at_once_wanted(), std::memory_order_relaxed);");
+  w.line("kv_table_free_prefetches.store(kv_table_free_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_avx512.store(kv_use_avx512(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

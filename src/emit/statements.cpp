@@ -269,9 +269,13 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     const std::int64_t writes = streams_along(cell, inside, cell.target, kLeastReadStreamBytes / source_bytes);
     if (!instance_inside && read_in_few_page_streams(cell, inside, source_bytes, writes <= kMostStreams ? 1 : 2)) return {};
   }
+  // Tiles and runs shorter than a line of a source no loop looks up: prefetched where the call's CPU
+  // picks it (kv_table_free_prefetches), the step found as for longer runs below but whatever streams the
+  // loops read (a tile's rows are not one stream the hardware follows).
+  const bool where_cpu_picks = block < 0 && (cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64);
   if (block < 0) {
-    if (cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64 || whole_block_bytes >= kNearestPrefetchBytes) return {};
-    if (read_in_few_page_streams(cell, cell.loops, source_bytes)) return {};
+    if (whole_block_bytes >= kNearestPrefetchBytes) return {};
+    if (!where_cpu_picks && read_in_few_page_streams(cell, cell.loops, source_bytes)) return {};
   }
   // No table, or its next block too far ahead: a loop (inside the block) that steps the source by a
   // stride. The innermost whose one iteration reads kNearestPrefetchBytes (with no table, the first pass
@@ -291,8 +295,9 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
   // (lmcache-mla -> vllm-mla's 18 KiB blocks 0.98 -> 0.88, hf-dynamic -> trtllm-pool's 8 KiB 0.94 -> 0.81).
   // Nor where the loops read a few page-long streams at once (2 to kMostStreams), which the hardware
   // follows: hf-dynamic -> vllm-flash-nhd (8, one per head) 1.07 -> 0.99, lmcache-2ltd -> vllm-packed-nhd
-  // (K's and V's) 0.99 -> 0.85. Nor transposes and runs shorter than a line, which prefetch by their own
-  // rules (into vllm-paged-legacy's 16-byte K packs and token-fastest V: lmcache-2ltd 0.81 -> 0.72).
+  // (K's and V's) 0.99 -> 0.85. Transposes and runs shorter than a line (into vllm-paged-legacy's 16-byte
+  // K packs and token-fastest V) only where the call's CPU picks it: lmcache-2ltd 0.81 -> 0.72 on that
+  // Xeon, but 1.03-1.46x as fast on a Zen 4 (kv_table_free_prefetches in kvlayout's emit/cpu.cpp).
   // Over a sweep with these rules (421 kernels changed, one run against the mean of two, scaled by the
   // unchanged pairs' drift): runs of 1 KiB or more a median 1.12x, 142 -> 2 of 160 under 0.8x memcpy at one
   // thread; shorter runs 1.10x, 156 -> 57 of 208. The few that lost 5-7% are SGLang's and llama.cpp's slot
@@ -312,8 +317,10 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
       }
     return {block, 1};
   }();
-  const PrefetchStep instance = next_instance_step(cell, block, source_bytes);
-  return instance.level > strided.level ? instance : strided;
+  PrefetchStep chosen = next_instance_step(cell, block, source_bytes);
+  if (chosen.level <= strided.level) chosen = strided;
+  chosen.where_cpu_picks = where_cpu_picks && chosen.level >= 0;
+  return chosen;
 }
 
 std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound, const std::string& outer_bound) {

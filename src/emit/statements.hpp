@@ -75,10 +75,14 @@ std::int64_t bytes_per_iteration(const Cell& cell, int level, int source_bytes);
 // `next_instance`: the loop at `level` picks the source's tensor instance (a per-layer tensor's layer), so
 // the copy prefetches the same offset in the instance `iterations` ahead (next_instance_pointer), not a
 // displacement within its own instance.
+// `where_cpu_picks`: the prefetch is printed under the per-call CPU choice kv_table_free_prefetches (a
+// source no loop looks up, read in tiles or runs shorter than a line: measured slower with it on an Intel
+// Xeon, faster on an AMD EPYC of Zen 4; see prefetch_step).
 struct PrefetchStep {
   int level = -1;
   std::int64_t iterations = 1;
   bool next_instance = false;
+  bool where_cpu_picks = false;
 };
 // The farthest next block prefetched: 256 KiB until the thirty-second session, when a block of 256 KiB
 // ahead measured 0.64x of memcpy against 0.85x unprefetched on an Ice Lake-class Xeon (1.25 MiB of L2;
@@ -94,10 +98,12 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // iteration ahead (only below a lookup); else the innermost taken ceil(kNearestPrefetchBytes / its bytes
 // an iteration) iterations ahead where that is at most half its extent. Else the lookup's loop, or none
 // (-1). A source
-// no loop looks up is prefetched only where the cell copies runs of a line or more (no tile), not in
+// no loop looks up is prefetched where the cell copies runs of a line or more (no tile), or, where the
+// call's CPU picks it (where_cpu_picks), in tiles or runs shorter than a line; not in
 // whole blocks (`whole_block_bytes`, cpu.cpp's whole_block) of kNearestPrefetchBytes or more
 // (kv_stream_copy reads such a block's pages in several streams itself), and not in 2 to kMostStreams
-// page-long read streams at once (streams_along), which the hardware prefetcher follows. Where a loop
+// page-long read streams at once (streams_along) with runs of a line or more, which the hardware
+// prefetcher follows. Where a loop
 // inside the one so found (or inside the lookup's, when none is) picks the source's tensor instance by
 // itself (a per-layer tensor's layer), the instance ceil(kNearestPrefetchBytes / its bytes an iteration)
 // ahead at the same offset instead (next_instance). A lookup's block farther than kFarthestPrefetchBytes
@@ -106,6 +112,8 @@ constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // @post level is -1 only when no loop's iteration moves the source through a table lookup, or that
 //       lookup's block is farther than kFarthestPrefetchBytes and read inside in a few page-long streams of
 //       one instance.
+// @post where_cpu_picks only where level >= 0, no loop's table lookup gives the step (none looks the source
+//       up, or its table places single elements), and the cell copies tiles or runs shorter than a line.
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than
 // step.iterations iterations left, or empty when the loop does not move the source. The printed code

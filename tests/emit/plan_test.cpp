@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <regex>
+#include <sstream>
 #include <tuple>
 
 #include "emit/emit.hpp"
@@ -746,6 +747,45 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     CHECK(reads <= emit::kMostStreams);
     CHECK(emit::prefetch_step(c, 2).level == -1);
     CHECK_THAT(kernel_code(p), !Catch::Contains("source_next"));
+  }
+  SECTION("HF's heads read in 4 KiB tiles (vLLM's legacy V) or 16-byte packs (its K): two heads ahead, where the call's CPU picks it") {
+    auto p = plan_for("hf-dynamic", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 2);
+    for (const emit::Cell& c : p.plan.cells) {
+      REQUIRE(c.source.atoms.empty());
+      // A tile, or runs shorter than a line: what kv_table_free_prefetches picks for.
+      REQUIRE((c.tile_target_contiguous >= 0 || c.run_elements * 2 < 64));
+      // Each head's next page lies 512 KiB on, in a stream the hardware does not carry across pages.
+      const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+      CHECK(step.level == level_of(c, "head"));
+      CHECK(step.iterations == 2);
+      CHECK(step.where_cpu_picks);
+    }
+    const std::string code = kernel_code(p);
+    CHECK_THAT(code, Catch::Contains("const int64_t source_next = head + 2 < head_end ? "));
+    CHECK_THAT(code, Catch::Contains("if (kv_table_free_prefetches.load(std::memory_order_relaxed)) kv_prefetch<4096>(pS + oS2 * 2 + source_next * 2);"));
+    // Every step prefetch of it under the choice: none unguarded.
+    std::istringstream lines(code);
+    int step_prefetches = 0, unguarded = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("kv_prefetch") == std::string::npos || line.find("source_next") == std::string::npos) continue;
+      ++step_prefetches;
+      if (line.find("if (kv_table_free_prefetches.load(std::memory_order_relaxed)) ") == std::string::npos) ++unguarded;
+    }
+    CHECK(step_prefetches > 0);
+    CHECK(unguarded == 0);
+    // The controls: a table's next block (FlashInfer's HND pages, through its block table) is prefetched
+    // on every CPU, and so are the table-free runs of a line or more (SGLang's token pool).
+    auto tabled = plan_for("flashinfer-hnd", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan);
+    for (const emit::Cell& c : tabled.plan.cells) CHECK_FALSE(emit::prefetch_step(c, 2).where_cpu_picks);
+    const std::string tabled_code = kernel_code(tabled);
+    CHECK_THAT(tabled_code, Catch::Contains("kv_prefetch<4096>(pS + oS2 * 2 + source_next * 2);"));
+    CHECK_THAT(tabled_code, !Catch::Contains("kv_table_free_prefetches.load"));
+    auto runs = plan_for("sglang-mha", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    const emit::PrefetchStep run_step = emit::prefetch_step(runs.plan.cells[0], 2);
+    CHECK(run_step.level >= 0);
+    CHECK_FALSE(run_step.where_cpu_picks);
+    CHECK_THAT(kernel_code(runs), !Catch::Contains("kv_table_free_prefetches.load"));
   }
   SECTION("whole blocks of 8 KiB or more are left to kv_stream_copy's page streams") {
     auto p = plan_for("lmcache-mla", "vllm-mla", "deepseek-v3", kCpuPlan);
