@@ -1887,8 +1887,13 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   const std::int64_t whole_block = block.bytes;
   // Whole blocks copied four at once read their pages four at a time, which the hardware follows: no
   // prefetch (measured slower with it: hf-dynamic -> vllm-flash-hnd, 4 KiB blocks, the block two ahead
-  // prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread). A staged tile prefetches
-  // the next block's step beside each step (print_copy).
+  // prefetched: 0.77-0.78x of memcpy against 0.95-1.06x without, one thread). Nor where a call copies
+  // them one at a time (kv_blocks_at_once): measured on an AMD EPYC of Zen 4, 256 MiB, 1 / 2 threads, over
+  // the 35 kernels with such blocks of one page, the next block's page prefetched beside each block read
+  // 0.82-0.90x / 0.93-0.97x as fast at median in two processes (hf-dynamic -> flashinfer-hnd 0.63-0.69x /
+  // 0.76-0.81x), and 0.83x / 0.95x in a third with the two ways in each other's places, though the one pair
+  // flashinfer-hnd -> hf-dynamic timed alone read 1.02-1.19x as fast with it. A staged tile prefetches the
+  // next block's step beside each step (print_copy).
   const int prefetch = whole_blocks_at_once(whole_block) ? -1 : step.level;
   if (prefetch >= 0)
     for (RunAddress& at : members) at.prefetch_next_instance = step.next_instance, at.prefetch_where_cpu_picks = step.where_cpu_picks;
