@@ -562,6 +562,23 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
+TEST_CASE("a tile of 16 gathered source rows prefetches the next tile's rows, placed by the same table one step on", "[emit][plan]") {
+  // SGLang's token pool into vLLM's legacy value blocks: a tile is 16 token rows, each placed by the token
+  // table; the token's higher digit moves the source only through that table.
+  const std::string code = kernel_code(plan_for("sglang-mha", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan));
+  CHECK_THAT(code, Catch::Contains("const char* kv_next_rows[32] = {};  // the next token_div16's tile's source rows"));
+  CHECK_THAT(code, Catch::Contains("const int64_t token_div16 = kv_next_step;"));
+  CHECK_THAT(code, Catch::Contains("kv_next_rows[static_cast<size_t>(g)] = pS + row * 2;"));
+  CHECK_THAT(code, Catch::Contains("if (kv_next_rows[r] != nullptr) kv_prefetch<64>(kv_next_rows[r] + down0 * 2);"));
+  // The next tile lies past the token's last block only where the table has no entry for it: its rows are
+  // counted under the same limit as the tile's own (n tokens).
+  CHECK_THAT(code, Catch::Contains("const int64_t kv_next_acrosses = kv_max(INT64_C(0), kv_min(INT64_C(16), kv_min("));
+  // The control: llama.cpp's transposed V read into NHD blocks gathers its target rows, not its source's,
+  // and places no next tile.
+  const std::string other = kernel_code(plan_for("llamacpp-vtrans", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan));
+  CHECK_THAT(other, !Catch::Contains("kv_next_rows"));
+}
+
 TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks unprefetched", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
