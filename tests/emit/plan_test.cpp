@@ -562,7 +562,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
   }
 }
 
-TEST_CASE("a tile of 16 gathered source rows prefetches the next tile's rows, placed by the same table one step on", "[emit][plan]") {
+TEST_CASE("a tile or box of 16 gathered source rows prefetches the next one's rows, placed by the same table one step on", "[emit][plan]") {
   // SGLang's token pool into vLLM's legacy value blocks: a tile is 16 token rows, each placed by the token
   // table; the token's higher digit moves the source only through that table.
   const std::string code = kernel_code(plan_for("sglang-mha", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan));
@@ -573,6 +573,11 @@ TEST_CASE("a tile of 16 gathered source rows prefetches the next tile's rows, pl
   // The next tile lies past the token's last block only where the table has no entry for it: its rows are
   // counted under the same limit as the tile's own (n tokens).
   CHECK_THAT(code, Catch::Contains("const int64_t kv_next_acrosses = kv_max(INT64_C(0), kv_min(INT64_C(16), kv_min("));
+  // Its key cell, a box of 16-byte packs staged out of the same rows: the next box's rows too, placed only
+  // where that box is moved whole, each step's lines of them prefetched beside the four rows'.
+  CHECK_THAT(code, Catch::Contains("const char* kv_next_rows[16] = {};  // the next token_div16's box's source rows"));
+  CHECK_THAT(code, Catch::Contains("if (true && token_div16 * INT64_C(16) + INT64_C(15) <= kv_min("));
+  CHECK_THAT(code, Catch::Contains("if (kv_next_rows[kv_row0 + k] != nullptr) kv_prefetch<64>(kv_next_rows[kv_row0 + k] + kv_at);"));
   // The control: llama.cpp's transposed V read into NHD blocks gathers its target rows, not its source's,
   // and places no next tile.
   const std::string other = kernel_code(plan_for("llamacpp-vtrans", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan));
