@@ -252,18 +252,6 @@ std::int64_t staged_rows_box_bytes(const Cell& cell, int source_bytes, int targe
 void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool convert, bool prefetch, const RunAddress& at = {},
                 bool stage_deferred = false, const Plan* plan = nullptr);
 
-// A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
-// 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
-// whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
-// blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
-// rows, in whatever order the table gives, are written as whole streamed lines (sparse ones, where the call's
-// CPU picks it, each whole before the next: sparse_rows_whole). Gathered source rows only:
-// dense rows in staged chunks of kGatheredChunk rows where the call's CPU picks them, each target row
-// receiving one burst per band (see stage_gathered_chunks and has_staged_bursts); otherwise in bands of 32
-// target rows over all the rows, or (see read_gathered_rows_whole, and the straight alternative of
-// stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
-// Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
-// Extents need not be multiples of 8 or 32: each block counts its rows.
 // The loop, of those at levels under `below`, whose next iteration places the next set of the source rows
 // that `row_mode` places through the source's lookups (a slot pool's 16 token rows a block): the innermost
 // loop over a digit of the same coordinate that moves the source only through lookups that also read
@@ -286,6 +274,17 @@ int next_rows_level(const Cell& cell, int row_mode, int below) {
   return -1;
 }
 
+// Opens the block in which the loop at `level` (next_rows_level's) stands one iteration on: kv_next_step
+// its next value, within the loop's extent, its variable shadowed by it. The caller prints the rows'
+// placement inside and closes the block.
+void open_next_step(CodeWriter& w, const Cell& cell, int level) {
+  const int mode = cell.loops[static_cast<std::size_t>(level)];
+  const std::string& var = cell.modes[static_cast<std::size_t>(mode)].var;
+  w.line("const int64_t kv_next_step = " + var + " + 1;");
+  w.open("if (kv_next_step < " + extent(cell, mode, kInputs) + ")");
+  w.line("const int64_t " + var + " = kv_next_step;  // the rows' placement below, one " + var + " on");
+}
+
 // next_rows_level for a gathered-source-row tile of at most 32 rows (the slot pool's rows into vLLM's
 // legacy value blocks), whose rows are all placed before its blocks: nothing to prefetch of its own rows
 // ahead, so the next tile's.
@@ -294,6 +293,18 @@ int next_gathered_rows_level(const Cell& cell) {
   return next_rows_level(cell, cell.tile_target_contiguous, static_cast<int>(cell.loops.size()));
 }
 
+// A gathered-row tile (Cell::tile_*_rows_gathered), moved in blocks of up to 32 x 32 (a 64-byte line of
+// 16-bit elements along each axis). The gathered side's rows are placed once per loop iteration, for its
+// whole axis, into a row array (a slot no moved token holds gives a null row). Gathered target rows: the
+// blocks walk them innermost, so the source's 32 rows are read as 32 sequential streams while the target
+// rows, in whatever order the table gives, are written as whole streamed lines (sparse ones, where the call's
+// CPU picks it, each whole before the next: sparse_rows_whole). Gathered source rows only:
+// dense rows in staged chunks of kGatheredChunk rows where the call's CPU picks them, each target row
+// receiving one burst per band (see stage_gathered_chunks and has_staged_bursts); otherwise in bands of 32
+// target rows over all the rows, or (see read_gathered_rows_whole, and the straight alternative of
+// stage_gathered_chunks) 32 rows at a time read whole (prefetched a block ahead) into the target's rows.
+// Measured on llamacpp-vtrans <-> vllm-flash-nhd: see bench/README.md.
+// Extents need not be multiples of 8 or 32: each block counts its rows.
 void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, bool prefetch, const RunAddress& at, const Plan* plan) {
   if (!cell.riders.empty() && plan == nullptr) throw std::logic_error("a ridden tile printed without the plan that holds its riders");
   std::vector<const Cell*> riders;
@@ -524,13 +535,10 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   auto place_next_tile_rows = [&] {
     const int next_level = next_gathered_rows_level(cell);
     if (next_level < 0) return false;
-    const int step_mode = cell.loops[static_cast<std::size_t>(next_level)];
-    const Mode& step = cell.modes[static_cast<std::size_t>(step_mode)];
+    const Mode& step = cell.modes[static_cast<std::size_t>(cell.loops[static_cast<std::size_t>(next_level)])];
     const Mode& row = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
     w.line("const char* kv_next_rows[32] = {};  // the next " + step.var + "'s tile's source rows");
-    w.line("const int64_t kv_next_step = " + step.var + " + 1;");
-    w.open("if (kv_next_step < " + extent(cell, step_mode, kInputs) + ")");
-    w.line("const int64_t " + step.var + " = kv_next_step;  // the rows' placement below, one " + step.var + " on");
+    open_next_step(w, cell, next_level);
     w.line("const int64_t kv_next_acrosses = kv_max(INT64_C(0), " + count_of(false, "0", 0) + ");");
     w.open("for (int64_t g = 0; g < kv_next_acrosses; ++g)");
     w.line("const int64_t " + row.var + " = g;");
@@ -1709,18 +1717,16 @@ void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int s
   // 0.77x / 0.88x of memcpy with it). Not measured on Intel.
   const int next_level = next_rows_level(cell, box.row_mode, static_cast<int>(box.level));
   if (next_level >= 0) {
-    const int step_mode = cell.loops[static_cast<std::size_t>(next_level)];
-    const Mode& step = cell.modes[static_cast<std::size_t>(step_mode)];
+    const Mode& step = cell.modes[static_cast<std::size_t>(cell.loops[static_cast<std::size_t>(next_level)])];
     w.line("const char* kv_next_rows[" + std::to_string(row.extent) + "] = {};  // the next " + step.var + "'s box's source rows");
-    w.line("const int64_t kv_next_step = " + step.var + " + 1;");
-    w.open("if (kv_next_step < " + extent(cell, step_mode, kInputs) + ")");
-    w.line("const int64_t " + step.var + " = kv_next_step;  // the rows' placement below, one " + step.var + " on");
-    w.open("if (true" + box_moved_whole(cell, box) + ")");
+    open_next_step(w, cell, next_level);
+    const std::string whole = box_moved_whole(cell, box);  // " && ..." per bound-checked coordinate, or empty
+    if (!whole.empty()) w.open("if (" + whole.substr(4) + ")");
     w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
     for (const auto& line : lookup_row_offset(cell, true, box.row_mode, offset_at(cell, true, around), kInputs, "row")) w.line(line);
     w.line("kv_next_rows[" + row.var + "] = " + pointer_name(true) + " + row * " + std::to_string(source_bytes) + ";");
     w.close();
-    w.close();
+    if (!whole.empty()) w.close();
     w.close();
   }
   w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
@@ -1982,7 +1988,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   // the 35 kernels with such blocks of one page, the next block's page prefetched beside each block read
   // 0.82-0.90x / 0.93-0.97x as fast at median in two processes (hf-dynamic -> flashinfer-hnd 0.63-0.69x /
   // 0.76-0.81x), and 0.83x / 0.95x in a third with the two ways in each other's places, though the one pair
-  // flashinfer-hnd -> hf-dynamic timed alone read 1.02-1.19x as fast with it. A staged tile prefetches the
+  // flashinfer-hnd -> hf-dynamic timed alone read 1.03-1.19x / 1.02-1.19x as fast with it. A staged tile prefetches the
   // next block's step beside each step (print_copy).
   const int prefetch = whole_blocks_at_once(whole_block) ? -1 : step.level;
   if (prefetch >= 0)

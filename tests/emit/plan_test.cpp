@@ -576,7 +576,8 @@ TEST_CASE("a tile or box of 16 gathered source rows prefetches the next one's ro
   // Its key cell, a box of 16-byte packs staged out of the same rows: the next box's rows too, placed only
   // where that box is moved whole, each step's lines of them prefetched beside the four rows'.
   CHECK_THAT(code, Catch::Contains("const char* kv_next_rows[16] = {};  // the next token_div16's box's source rows"));
-  CHECK_THAT(code, Catch::Contains("if (true && token_div16 * INT64_C(16) + INT64_C(15) <= kv_min("));
+  CHECK_THAT(code, Catch::Contains("const int64_t token_div16 = kv_next_step;  // the rows' placement below, one token_div16 on\n"
+                                   "        if (token_div16 * INT64_C(16) + INT64_C(15) <= kv_min("));
   CHECK_THAT(code, Catch::Contains("if (kv_next_rows[kv_row0 + k] != nullptr) kv_prefetch<64>(kv_next_rows[kv_row0 + k] + kv_at);"));
   // The control: llama.cpp's transposed V read into NHD blocks gathers its target rows, not its source's,
   // and places no next tile.
