@@ -297,7 +297,7 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
   // follows: hf-dynamic -> vllm-flash-nhd (8, one per head) 1.07 -> 0.99, lmcache-2ltd -> vllm-packed-nhd
   // (K's and V's) 0.99 -> 0.85. Transposes and runs shorter than a line (into vllm-paged-legacy's 16-byte
   // K packs and token-fastest V) only where the call's CPU picks it: lmcache-2ltd 0.81 -> 0.72 on that
-  // Xeon, but 1.03-1.46x as fast on a Zen 4 (kv_table_free_prefetches in kvlayout's emit/cpu.cpp).
+  // Xeon, but 0.99-1.46x as fast on a Zen 4, median 1.06-1.08x (kv_table_free_prefetches, emit/cpu.cpp).
   // Over a sweep with these rules (421 kernels changed, one run against the mean of two, scaled by the
   // unchanged pairs' drift): runs of 1 KiB or more a median 1.12x, 142 -> 2 of 160 under 0.8x memcpy at one
   // thread; shorter runs 1.10x, 156 -> 57 of 208. The few that lost 5-7% are SGLang's and llama.cpp's slot
