@@ -61,10 +61,26 @@ bool within_a_page(const SideForm& a, const SideForm& b, int element_bytes) {
   return a.tensor == b.tensor && a.instance_first == b.instance_first && std::abs(b.constant - a.constant) * element_bytes < kPageBytes;
 }
 
+std::int64_t source_span_elements(const Cell& cell) {
+  std::int64_t span = cell.run_elements;
+  for (auto m = cell.loops.rbegin(); m != cell.loops.rend(); ++m) {
+    const auto at = static_cast<std::size_t>(*m);
+    if (cell.source.stride[at] != span || read_by_atoms(cell.source, *m) || selects_instance_of(cell, cell.source, *m)) break;
+    span *= cell.modes[at].extent;
+  }
+  return span;
+}
+
+bool source_spans_abut(const Cell& a, const Cell& b) {
+  return a.source.tensor == b.source.tensor && a.source.instance_first == b.source.instance_first &&
+         std::abs(b.source.constant - a.source.constant) == source_span_elements(a);
+}
+
 std::vector<std::vector<Sibling>> sibling_groups(const Plan& plan, int source_bytes, int target_bytes) {
-  // Whether b's runs lie within a page of a's on one side.
+  // Whether b's runs lie within a page of a's on one side, or b's spans abut a's there.
   auto near = [&](const Cell& a, const Cell& b) {
-    return within_a_page(a.source, b.source, source_bytes) || within_a_page(a.target, b.target, target_bytes);
+    return within_a_page(a.source, b.source, source_bytes) || within_a_page(a.target, b.target, target_bytes) ||
+           source_spans_abut(a, b);
   };
   const std::size_t n = plan.cells.size();
   std::vector<bool> grouped(n, false);

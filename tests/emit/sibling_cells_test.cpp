@@ -150,3 +150,44 @@ TEST_CASE("cells over different inverted tables, or one inverted and one not, st
   CHECK_FALSE(emit::same_nest(a, c));
   CHECK_FALSE(emit::same_nest(c, a));
 }
+
+TEST_CASE("K and V whose source spans abut are one nest, into target tensors of their own", "[emit][plan]") {
+  // Dynamo's universal block holds a head's 16 token rows of K (16 x 128 elements), then its V: 4 KiB
+  // apart on llama-3.1-8b, not within a page, but abutting. FlashInfer's HND page holds its 8 heads' K rows,
+  // then their V: 32 KiB apart.
+  for (const auto& [source, span] : std::vector<std::pair<std::string, std::int64_t>>{{"dynamo-universal", 16 * 128}, {"flashinfer-hnd", 8 * 16 * 128}}) {
+    INFO(source << " -> hf-dynamic");
+    const emit::Plan plan = test::cpu_plan(source, "hf-dynamic", "llama-3.1-8b");
+    REQUIRE(plan.cells.size() == 2);
+    CHECK(emit::source_span_elements(plan.cells[0]) == span);
+    CHECK_FALSE(emit::within_a_page(plan.cells[0].source, plan.cells[1].source, 2));
+    CHECK(emit::source_spans_abut(plan.cells[0], plan.cells[1]));
+    const auto groups = emit::sibling_groups(plan, 2, 2);
+    REQUIRE(groups.size() == 1);
+    REQUIRE(groups[0].size() == 2);
+    CHECK(groups[0][1].source_shift == span);
+    CHECK(groups[0][1].source_instance_shift == 0);
+    CHECK(groups[0][1].target_instance_shift == 32);  // value_cache[layer] after the 32 key_cache[layer]
+  }
+}
+
+TEST_CASE("spans that do not abut on the source side keep K and V apart", "[emit][plan]") {
+  SECTION("V's source one element past K's span's end (the control)") {
+    emit::Plan plan = test::cpu_plan("dynamo-universal", "hf-dynamic", "llama-3.1-8b");
+    REQUIRE(emit::sibling_groups(plan, 2, 2).size() == 1);
+    plan.cells[1].source.constant += 1;
+    CHECK_FALSE(emit::source_spans_abut(plan.cells[0], plan.cells[1]));
+    CHECK(emit::sibling_groups(plan, 2, 2).size() == 2);
+  }
+  SECTION("spans abutting on the target side only: HF's K and V are source tensors of their own") {
+    // Joined, such nests measured slower (sibling_cells.hpp): two read streams.
+    for (const std::string target : {"dynamo-universal", "lmcache-2ltd"}) {
+      INFO("hf-dynamic -> " << target);
+      const emit::Plan plan = test::cpu_plan("hf-dynamic", target, "llama-3.1-8b");
+      REQUIRE(plan.cells.size() == 2);
+      REQUIRE(emit::same_nest(plan.cells[0], plan.cells[1]));
+      CHECK_FALSE(emit::source_spans_abut(plan.cells[0], plan.cells[1]));
+      CHECK(emit::sibling_groups(plan, 2, 2).size() == 2);
+    }
+  }
+}
