@@ -948,3 +948,26 @@ TEST_CASE("a per-layer source into SGLang's page_head pool, read a layer at a ti
     }
   }
 }
+
+TEST_CASE("K and V halves moved into rows that hold a head's K next to its V carry a second order with the halves innermost", "[emit][plan]") {
+  // SGLang's page_first pool holds every K, then every V; vLLM's packed NHD cache holds a head's K then its V
+  // in one 512-byte row. Walked in the source's order the kv loop is outermost; phase 5h prints beside it
+  // the order with kv innermost, just outside the run (CpuOrder::interleaved_rows).
+  auto p = plan_for("sglang-host-page-first", "vllm-packed-nhd", "llama-3.1-8b", kCpuPlan);
+  REQUIRE(p.plan.cells.size() == 1);
+  const auto& c = p.plan.cells[0];
+  REQUIRE(loop_names(c).front() == "kv");
+  CHECK(c.cpu_order == emit::CpuOrder::interleaved_rows);
+  CHECK(c.cpu_loops_from == 0);
+  std::vector<std::string> second;
+  for (int m : c.cpu_loops) second.push_back(c.modes[static_cast<std::size_t>(m)].var);
+  const std::vector<std::string> first = loop_names(c);
+  std::vector<std::string> expected(first.begin() + 1, first.end());
+  expected.push_back("kv");
+  CHECK(second == expected);
+  CHECK(emit::describe(p.plan, p.source, p.target).find("(on AMD CPUs with AVX-512, interleaved rows together:") != std::string::npos);
+  SECTION("the control: into FlashInfer's NHD pages, whose K and V lie 32 KiB apart, there is none") {
+    auto apart = plan_for("sglang-host-page-first", "flashinfer-nhd", "llama-3.1-8b", kCpuPlan);
+    for (const auto& cell : apart.plan.cells) CHECK(cell.cpu_order != emit::CpuOrder::interleaved_rows);
+  }
+}
