@@ -65,7 +65,7 @@ struct Options {
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
   // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
   // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS, KVLAYOUT_BLOCKS_AT_ONCE,
-  // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, ...: the
+  // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER, ...: the
   // list in kvlayout's emit/cpu.cpp), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
@@ -890,7 +890,8 @@ spec::Json cpu_record() {
   spec::Json forced = spec::Json::object();
   for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_STAGE_BOXES", "KVLAYOUT_SOURCE_ORDER",
                            "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH", "KVLAYOUT_BLOCKS_AT_ONCE",
-                           "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS"})
+                           "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS",
+                           "KVLAYOUT_BLOCK_ORDER"})
     if (const char* value = std::getenv(name); value != nullptr) forced[name] = value;
   return {{"vendor", vendor},
           {"family", family},

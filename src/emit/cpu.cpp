@@ -1017,9 +1017,12 @@ template <int64_t SPAN>
 // cell read in the source's order did there before: their prologue asked for 64-byte aligned targets).
 // Measured before such nests took the target's order off a line (print_variant), which now writes a
 // line's neighbouring runs one after the other.
+// `page_streams` off copies a run of pages as one forward stream instead (whole blocks walked in the
+// source's physical order, kv_blocks_in_order: there the next block follows this one in memory).
 // @pre `to` is 16-byte aligned, BYTES a multiple of 16.
 template <int64_t BYTES>
-static inline void kv_stream_copy(char* to, const char* from) {
+static inline void kv_stream_copy(char* to, const char* from, bool page_streams = true) {
+  (void)page_streams;
 #if KV_AVX2
   // Four 32-byte streams per step: at one thread the copy loop's own instructions, not memory, bounded the
   // 16-byte loop (measured on llamacpp -> sglang-mha, 2 KiB runs: 0.56x -> 0.70x of memcpy).
@@ -1035,7 +1038,7 @@ static inline void kv_stream_copy(char* to, const char* from) {
     // memcpy of the whole 9.7-10.3). Stream s runs kv_page_stagger * s bytes ahead within its page
     // (kv_staggered).
     constexpr int64_t streams = BYTES >= 16384 ? 4 : 2, group = streams * 4096;
-    if (aligned)
+    if (aligned && page_streams)
       for (; k + group <= BYTES; k += group)
         for (int64_t line = 0; line < 4096; line += 64) {
           if (streams == 2) {
@@ -1636,6 +1639,45 @@ WholeBlock whole_block(const Cell& cell, int source_bytes, int target_bytes, boo
 // pages one after another all the same (kv_blocks_at_once, measured there).
 bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && whole_block <= 8192 && whole_block % 64 == 0; }
 
+// Whole blocks of a paged source walked in the source's physical order: the loop that steps the blocks
+// takes them in the order of their table entries (sorted once per call of the cell), and each block is
+// copied as one forward stream (kv_stream_copy without page streams), so that the source is read as the
+// pages of its pool lie and the hardware prefetcher follows from one block into the next, where the
+// logical order reads the blocks scattered as the table lists them. Where the call's CPU picks it
+// (kv_blocks_in_order). For blocks copied one at a time (over two pages: under, four at a time), where the
+// loop around the block reads exactly one source table at its own value (a block table) and no table of
+// the target's. Measured by hand on an AMD EPYC (Zen 4, `--ab-source`, 256 MiB, 1 / 2 threads): the
+// blocks sorted alone, or copied as one stream alone, gained nothing (vllm-mla -> lmcache-mla, 18 KiB blocks:
+// 0.99x / 1.01x, and 0.85x -> 0.88x / 0.93x -> 0.88x of memcpy); both, 0.79-0.86x -> 0.97-1.03x / 0.88-0.96x
+// -> 0.97-1.06x, and vllm-flash-nhd -> lmcache-2ltd (32 KiB blocks) 0.84-0.89x -> 1.04-1.07x / 0.91-0.95x ->
+// 0.99-1.04x. Generated, `kvlayout_bench_sweep --ab KVLAYOUT_BLOCK_ORDER=off` over the 13 distinct kernels
+// that carry it (all into LMCache's objects; two processes of 5 interleaved repetitions): 1.17-1.19x /
+// 1.04-1.05x as fast at median, faster in 9-11 / 9-10 of 13; vLLM's NHD and MLA caches and vLLM 0.3.3's
+// MLA lbnhc pages 1.15-1.26x / 1.03-1.15x, the sources whose blocks hold K and V or every layer apart
+// (FlashInfer's NHD pages, vLLM 0.3.3's blnhc) 0.98-1.01x / 0.98-1.06x (each block's half is read, not the
+// pool in order). Into a target that reads a table by the same loop (a paged target) not measured, so not
+// taken there.
+struct BlockOrder {
+  int level = -1;               // the loop (in cell.loops) stepping the blocks; -1 where none
+  std::string entry;            // C: the sort key of block `kv_b`, its table entry
+  std::int64_t next_block = 0;  // source elements from one physical block to the next (the entry's coefficient)
+};
+
+BlockOrder block_order(const Cell& cell, const WholeBlock& block) {
+  if (block.bytes == 0 || whole_blocks_at_once(block.bytes) || block.level == 0) return {};
+  const int level = static_cast<int>(block.level) - 1;
+  const int m = cell.loops[static_cast<std::size_t>(level)];
+  if (selects_instance(cell, m) || read_by_atoms(cell.target, m)) return {};
+  const Atom* table = nullptr;
+  for (const Atom& a : cell.source.atoms) {
+    if (std::find(a.modes.begin(), a.modes.end(), m) == a.modes.end()) continue;
+    if (table != nullptr || a.modes != std::vector<int>{m}) return {};
+    table = &a;
+  }
+  if (table == nullptr || table->e->op != expr::Op::Lookup || table->e->args[0]->op != expr::Op::Coord || table->e->args[0]->value != m) return {};
+  return {level, "static_cast<int64_t>(" + kInputs.src_tables + "[" + std::to_string(table->e->value) + "][kv_b])", table->coef};
+}
+
 // As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
 // coordinate it is a digit of stays within its limit at the mode's last value).
 std::string every_value_moved(const Cell& cell, int mode) {
@@ -1647,7 +1689,7 @@ std::string every_value_moved(const Cell& cell, int mode) {
 // token is moved. The offsets of the level around are the block's first run: the levels inside add only
 // their own strides.
 void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int target_bytes, const WholeBlock& block, bool prefetch,
-                       const std::vector<RunAddress>& members) {
+                       const std::vector<RunAddress>& members, bool in_order) {
   const int m = cell.loops.back(), around = static_cast<int>(block.level) - 1;
   const std::int64_t bytes = block.bytes;
   const std::string size = std::to_string(bytes);
@@ -1665,7 +1707,7 @@ void print_whole_block(CodeWriter& w, const Cell& cell, int source_bytes, int ta
       w.line("if (++kv_blocks == 4) kv_stream_copy4<" + size + ">(kv_block_to, kv_block_from), kv_blocks = 0;");
       w.close();
     } else {
-      w.line("if (stream) kv_stream_copy<" + size + ">(" + d + ", " + s + ");");
+      w.line("if (stream) kv_stream_copy<" + size + ">(" + d + ", " + s + (in_order ? ", !kv_by_blocks" : "") + ");");
     }
     w.line("else kv_copy<" + size + ">(" + d + ", " + s + ");");
   }
@@ -1998,6 +2040,24 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     w.line("char* kv_pending = nullptr;  // where the box staged in kv_stages[kv_half ^ 1] goes, not yet streamed out");
     w.line("int kv_half = 0;");
   }
+  const BlockOrder order = block_order(cell, block);
+  // The order's index of block `v` (the loop's own value where the call keeps the logical order).
+  auto in_order = [&](const std::string& index) { return "(kv_by_blocks ? static_cast<int64_t>(kv_order[static_cast<size_t>(" + index + ")]) : " + index + ")"; };
+  if (order.level >= 0) {
+    w.line("// The blocks in the order of their table entries where the call's CPU picks it (kv_blocks_in_order).");
+    // Not in interleaved passes (subs > 1), each of which would sort the table again.
+    w.line("const bool kv_by_blocks = subs == 1 && kv_blocks_in_order.load(std::memory_order_relaxed);");
+    w.line("std::vector<int32_t> kv_order;");
+    w.open("if (kv_by_blocks)");
+    w.line("kv_order.resize(static_cast<size_t>(" + extent(cell, cell.loops[static_cast<std::size_t>(order.level)], kInputs) + "));");
+    w.line("for (size_t kv_b = 0; kv_b < kv_order.size(); ++kv_b) kv_order[kv_b] = static_cast<int32_t>(kv_b);");
+    const std::string by_entry = order.entry;
+    std::string first = by_entry, second = by_entry;
+    first.replace(first.find("[kv_b]"), 6, "[a]");
+    second.replace(second.find("[kv_b]"), 6, "[b]");
+    w.line("std::stable_sort(kv_order.begin(), kv_order.end(), [&](int32_t a, int32_t b) { return " + first + " < " + second + "; });");
+    w.close();
+  }
   if (whole_blocks_at_once(whole_block)) {
     w.line("char* kv_block_to[4];  // whole blocks not yet copied, four at a time (whole_blocks_at_once)");
     w.line("const char* kv_block_from[4];");
@@ -2005,11 +2065,13 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   }
   w.open("for (int64_t flat = begin; flat < end; ++flat)");
   const std::string& v0 = cell.modes[static_cast<std::size_t>(cell.loops[0])].var;
+  // A flattened loop's value, through the block order where it steps the blocks.
+  auto through_order = [&](int level, const std::string& value) { return order.level == level ? in_order(value) : value; };
   if (flat == 2) {
     const std::string& v1 = cell.modes[static_cast<std::size_t>(cell.loops[1])].var;
-    w.line("const int64_t " + v0 + " = flat / E1, " + v1 + " = flat % E1;");
+    w.line("const int64_t " + v0 + " = " + through_order(0, "flat / E1") + ", " + v1 + " = " + through_order(1, "flat % E1") + ";");
   } else {
-    w.line("const int64_t " + v0 + " = flat;");
+    w.line("const int64_t " + v0 + " = " + through_order(0, "flat") + ";");
   }
   // `nested`: level l's loop is printed inside level l - 1's, in cell.loops' order; where that loop is a
   // nest loop of its own (not flattened), its next iteration is the next one run, and its end is named.
@@ -2024,7 +2086,9 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     if (static_cast<int>(l) != prefetch) return;
     const std::string outer_bound =
         carries && nested && l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : std::string();
-    w.line("const int64_t " + next_displacement_name() + " = " + next_displacement(cell, step, kInputs, bound, outer_bound) + ";");
+    const std::string next = next_displacement(cell, step, kInputs, bound, outer_bound);
+    // Blocks in the source's order: the next is the next physical block.
+    w.line("const int64_t " + next_displacement_name() + " = " + (order.level == static_cast<int>(l) ? "kv_by_blocks ? " + i64(order.next_block) + " : (" + next + ")" : next) + ";");
     if (!step.next_instance) return;
     std::vector<std::string> named;  // members without their own instance share pS
     for (std::size_t k = 0; k < group.size(); ++k) {
@@ -2141,12 +2205,18 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
     else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
-    if (whole_block > 0 && l == block.level) print_whole_block(w, cell, source_bytes, target_bytes, block, prefetch >= 0, members);
+    if (whole_block > 0 && l == block.level) print_whole_block(w, cell, source_bytes, target_bytes, block, prefetch >= 0, members, order.level >= 0);
     if (unroll && l + 1 == loops)
       w.raw("#if defined(__clang__)\n#pragma unroll " + std::to_string(innermost.extent) + "\n#else\n#pragma GCC unroll " +
             std::to_string(innermost.extent) + "\n#endif\n");
-    w.open("for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; " + v + " < " + v +
-           "_end; ++" + v + ")");
+    if (order.level == static_cast<int>(l)) {
+      // The blocks through the block order: the loop counts kv_at, its variable is the block taken.
+      w.open("for (int64_t kv_at = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; kv_at < " + v + "_end; ++kv_at)");
+      w.line("const int64_t " + v + " = " + in_order("kv_at") + ";");
+    } else {
+      w.open("for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; " + v + " < " + v +
+             "_end; ++" + v + ")");
+    }
     statements(static_cast<int>(l), "continue;");
     displacement(l, v + "_end", true);
   }
@@ -2681,6 +2751,16 @@ static std::atomic<bool> kv_table_free_prefetches{false};
 // Read by run_part; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_interleaved_rows{false};
 
+// Whether a call walks a paged source's whole blocks (over two pages) in the order of their table entries,
+// each copied as one forward stream (kvlayout's emit/cpu.cpp, block_order), or in the logical order, each
+// in page streams: on AMD CPUs with AVX-512, unless the environment says KVLAYOUT_BLOCK_ORDER=on or off
+// (the tests run the kernels both ways against the byte oracle). Not measured on other CPUs, which keep
+// the logical order. On the Zen 4 (as kv_cpu_choice says) the 13 kernels with such blocks 1.17-1.19x /
+// 1.04-1.05x as fast at median, faster in 9-11 / 9-10 of 13 (block_order).
+[[maybe_unused]] static inline bool kv_blocks_in_order_wanted() { return kv_cpu_choice("KVLAYOUT_BLOCK_ORDER", false, true, false); }
+// Read by the cells with such blocks; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_blocks_in_order{false};
+
 )";
 
 // The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
@@ -2800,7 +2880,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
   w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted, kv_table_free_prefetches_wanted,");
-  w.line("// kv_interleaved_rows_wanted) this call");
+  w.line("// kv_interleaved_rows_wanted, kv_blocks_in_order_wanted) this call");
   w.line("// runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
@@ -2815,6 +2895,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_blocks_at_once.store(kv_blocks_at_once_wanted(), std::memory_order_relaxed);");
   w.line("kv_table_free_prefetches.store(kv_table_free_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_interleaved_rows.store(kv_interleaved_rows_wanted(), std::memory_order_relaxed);");
+  w.line("kv_blocks_in_order.store(kv_blocks_in_order_wanted(), std::memory_order_relaxed);");
   w.line("kv_avx512.store(kv_use_avx512(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

@@ -56,6 +56,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
   setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_RUN_QUADS", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_INTERLEAVED_ROWS", second_orders ? "on" : "off", 1);
+  setenv("KVLAYOUT_BLOCK_ORDER", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_BLOCKS_AT_ONCE", blocks_at_once ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
@@ -70,6 +71,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_INSTANCE_GROUPS");
   unsetenv("KVLAYOUT_RUN_QUADS");
   unsetenv("KVLAYOUT_INTERLEAVED_ROWS");
+  unsetenv("KVLAYOUT_BLOCK_ORDER");
   unsetenv("KVLAYOUT_BLOCKS_AT_ONCE");
 }
 

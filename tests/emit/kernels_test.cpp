@@ -1697,3 +1697,42 @@ TEST_CASE("whole blocks under two pages copied one at a time where the CPU picks
       }
   }
 }
+
+TEST_CASE("a paged source's whole blocks walked in the order of their table entries move the oracle's bytes, and a broken order is caught where it is taken",
+          "[emit][kernels]") {
+  // vLLM's NHD cache into LMCache's two-tier objects with 8 heads of 128 dims: each block of 16 tokens is
+  // one 32 KiB run, copied whole; where the call picks it (KVLAYOUT_BLOCK_ORDER, emit/cpu.cpp's
+  // block_order) the blocks go in the order of their table entries, each as one forward stream. Both
+  // ways move the oracle's bytes, with every block whole (64 tokens) and the last cut (37). Control: the
+  // order with every index set to block 0, caught exactly where the order is taken.
+  test::TempDir dir;
+  const StreamingPair pair = streaming_pair("vllm-flash-nhd", "lmcache-2ltd", {{"num_layers", 2}, {"num_kv_heads", 8}, {"head_size", 128}}, "block_order");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  REQUIRE(code.find("const bool kv_by_blocks = subs == 1 && kv_blocks_in_order.load(std::memory_order_relaxed);") != std::string::npos);
+  REQUIRE(code.find("kv_stream_copy<32768>(") != std::string::npos);
+  REQUIRE(code.find(", !kv_by_blocks);") != std::string::npos);
+  emit::EmitOptions zeros = pair.options;
+  zeros.name = "block_order_zeros";
+  std::string broken = emit::emit_kernel(pair.proof, zeros);
+  const std::string identity = "kv_order[kv_b] = static_cast<int32_t>(kv_b);";
+  std::size_t replaced = 0;
+  for (std::size_t at = broken.find(identity); at != std::string::npos; at = broken.find(identity, at + 1), ++replaced)
+    broken.replace(at, identity.size(), "kv_order[kv_b] = 0;");
+  REQUIRE(replaced >= 2);  // both instruction-set variants
+  test::KernelLibrary library({code, broken}, dir.path().string());
+  for (const std::string& variant : test::isa_variants())
+    for (const bool in_order : {false, true}) {
+      test::ScopedIsa isa(variant, variant != "baseline", in_order);
+      for (std::size_t k = 0; k < 3; ++k)
+        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+          INFO(variant << " variant, block order " << (in_order ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
+          const test::KernelRun run = test::run_against_oracle(library.find("block_order"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+          const test::KernelRun bad = test::run_against_oracle(library.find("block_order_zeros"), pair.source, pair.target, k, n, 1);
+          CHECK(bad.code == 0);
+          CHECK((bad.wrong_bytes > 0) == in_order);
+        }
+    }
+}
