@@ -226,6 +226,29 @@ StreamingPair streaming_pair(const std::string& source, const std::string& targe
   return p;
 }
 
+// `good` and `broken` (kernels of `pair` in `library`) in every instruction-set variant with a per-CPU choice
+// that the test::ScopedIsa `second_orders` flag sets (a second loop order, four-by-four runs, the block
+// order: `choice` names it), under every table choice, with every block whole (64 tokens) and the last cut
+// (37): `good` moves the oracle's bytes both ways, `broken` is caught exactly where the choice is taken.
+void check_caught_where_taken(const test::KernelLibrary& library, const std::string& good, const std::string& broken, const StreamingPair& pair,
+                              const std::string& choice) {
+  for (const std::string& variant : test::isa_variants())
+    for (const bool taken : {false, true}) {
+      test::ScopedIsa isa(variant, variant != "baseline", taken);
+      for (std::size_t k = 0; k < 3; ++k)
+        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
+          INFO(variant << " variant, " << choice << " " << (taken ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
+          const test::KernelRun run = test::run_against_oracle(library.find(good), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
+          CHECK(run.code == 0);
+          CHECK(run.wrong_bytes == 0);
+          CHECK(run.moved > 0);
+          const test::KernelRun bad = test::run_against_oracle(library.find(broken), pair.source, pair.target, k, n, 1);
+          CHECK(bad.code == 0);
+          CHECK((bad.wrong_bytes > 0) == taken);
+        }
+    }
+}
+
 // A text edit that makes a broken kernel of a pair: its name, the text replaced and its replacement.
 struct Edit {
   std::string name, from, to;
@@ -590,21 +613,7 @@ TEST_CASE("the four-by-four nest where the CPU picks it moves the oracle's bytes
     broken.insert(at, "if (false) ");
   REQUIRE(skipped == 2);  // both instruction-set variants
   test::KernelLibrary library({code, broken}, dir.path().string());
-  for (const std::string& variant : test::isa_variants())
-    for (const bool run_quads : {false, true}) {
-      test::ScopedIsa isa(variant, variant != "baseline", run_quads);
-      for (std::size_t k = 0; k < 3; ++k)
-        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
-          INFO(variant << " variant, four by four " << (run_quads ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
-          const test::KernelRun run = test::run_against_oracle(library.find("quads"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
-          CHECK(run.code == 0);
-          CHECK(run.wrong_bytes == 0);
-          CHECK(run.moved > 0);
-          const test::KernelRun bad = test::run_against_oracle(library.find("quads_skip"), pair.source, pair.target, k, n, 1);
-          CHECK(bad.code == 0);
-          CHECK((bad.wrong_bytes > 0) == run_quads);
-        }
-    }
+  check_caught_where_taken(library, "quads", "quads_skip", pair, "four by four");
 }
 
 TEST_CASE("a fenced copy holds its span's bytes, and reading or writing the byte past its fenced end faults", "[emit][kernels]") {
@@ -1605,21 +1614,7 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
     }
     REQUIRE(skipped == 2);  // both instruction-set variants
     test::KernelLibrary library({code, broken}, dir.path().string());
-    for (const std::string& variant : test::isa_variants())
-      for (const bool second_order : {false, true}) {
-        test::ScopedIsa isa(variant, variant != "baseline", second_order);
-        for (std::size_t k = 0; k < 3; ++k)
-          for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
-            INFO(variant << " variant, second order " << (second_order ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
-            const test::KernelRun run = test::run_against_oracle(library.find("second_order"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
-            CHECK(run.code == 0);
-            CHECK(run.wrong_bytes == 0);
-            CHECK(run.moved > 0);
-            const test::KernelRun bad = test::run_against_oracle(library.find("second_order_skips"), pair.source, pair.target, k, n, 1);
-            CHECK(bad.code == 0);
-            CHECK((bad.wrong_bytes > 0) == second_order);
-          }
-      }
+    check_caught_where_taken(library, "second_order", "second_order_skips", pair, "second order");
   }
 }
 
@@ -1720,19 +1715,5 @@ TEST_CASE("a paged source's whole blocks walked in the order of their table entr
     broken.replace(at, identity.size(), "kv_order[kv_b] = 0;");
   REQUIRE(replaced >= 2);  // both instruction-set variants
   test::KernelLibrary library({code, broken}, dir.path().string());
-  for (const std::string& variant : test::isa_variants())
-    for (const bool in_order : {false, true}) {
-      test::ScopedIsa isa(variant, variant != "baseline", in_order);
-      for (std::size_t k = 0; k < 3; ++k)
-        for (const std::int64_t n : {std::int64_t{64}, std::int64_t{37}}) {
-          INFO(variant << " variant, block order " << (in_order ? "on" : "off") << ", " << enumerate::table_choice_name(k) << " tables, " << n << " tokens");
-          const test::KernelRun run = test::run_against_oracle(library.find("block_order"), pair.source, pair.target, k, n, k == 1 ? 3 : 1);
-          CHECK(run.code == 0);
-          CHECK(run.wrong_bytes == 0);
-          CHECK(run.moved > 0);
-          const test::KernelRun bad = test::run_against_oracle(library.find("block_order_zeros"), pair.source, pair.target, k, n, 1);
-          CHECK(bad.code == 0);
-          CHECK((bad.wrong_bytes > 0) == in_order);
-        }
-    }
+  check_caught_where_taken(library, "block_order", "block_order_zeros", pair, "block order");
 }
