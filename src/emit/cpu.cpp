@@ -1645,8 +1645,8 @@ bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && 
 // pages of its pool lie and the hardware prefetcher follows from one block into the next, where the
 // logical order reads the blocks scattered as the table lists them. Where the call's CPU picks it
 // (kv_blocks_in_order). For blocks copied one at a time (over two pages: under, four at a time), where the
-// loop around the block reads exactly one source table at its own value (a block table) and no table of
-// the target's. Measured by hand on an AMD EPYC (Zen 4, `--ab-source`, 256 MiB, 1 / 2 threads): the
+// loop around the block reads exactly one source table at its own value (a block table); a target table
+// the loop reads too (a paged target) is then written in the source's order. Measured by hand on an AMD EPYC (Zen 4, `--ab-source`, 256 MiB, 1 / 2 threads): the
 // blocks sorted alone, or copied as one stream alone, gained nothing (vllm-mla -> lmcache-mla, 18 KiB blocks:
 // 0.99x / 1.01x, and 0.85x -> 0.88x / 0.93x -> 0.88x of memcpy); both, 0.79-0.86x -> 0.97-1.03x / 0.88-0.96x
 // -> 0.97-1.06x, and vllm-flash-nhd -> lmcache-2ltd (32 KiB blocks) 0.84-0.89x -> 1.04-1.07x / 0.91-0.95x ->
@@ -1655,8 +1655,10 @@ bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && 
 // 1.04-1.05x as fast at median, faster in 9-11 / 9-10 of 13; vLLM's NHD and MLA caches and vLLM 0.3.3's
 // MLA lbnhc pages 1.15-1.26x / 1.03-1.15x, the sources whose blocks hold K and V or every layer apart
 // (FlashInfer's NHD pages, vLLM 0.3.3's blnhc) 0.98-1.01x / 0.98-1.06x (each block's half is read, not the
-// pool in order). Into a target that reads a table by the same loop (a paged target) not measured, so not
-// taken there.
+// pool in order). Over the 24 distinct kernels into paged targets (vLLM's, FlashInfer's, vLLM 0.3.3's
+// pages under another table or layout): 1.17x / 1.03-1.07x at median, faster in 20-22 / 18-19 of 24,
+// 0.90-1.31x / 0.91-1.30x (vllm-flash-nhd -> flashinfer-nhd 1.08-1.10x / 1.09-1.15x, flashinfer-hnd ->
+// flashinfer072-hnd 1.16-1.26x / 1.09-1.30x).
 struct BlockOrder {
   int level = -1;               // the loop (in cell.loops) stepping the blocks; -1 where none
   std::string entry;            // C: the sort key of block `kv_b`, its table entry
@@ -1667,7 +1669,7 @@ BlockOrder block_order(const Cell& cell, const WholeBlock& block) {
   if (block.bytes == 0 || whole_blocks_at_once(block.bytes) || block.level == 0) return {};
   const int level = static_cast<int>(block.level) - 1;
   const int m = cell.loops[static_cast<std::size_t>(level)];
-  if (selects_instance(cell, m) || read_by_atoms(cell.target, m)) return {};
+  if (selects_instance(cell, m)) return {};
   const Atom* table = nullptr;
   for (const Atom& a : cell.source.atoms) {
     if (std::find(a.modes.begin(), a.modes.end(), m) == a.modes.end()) continue;
@@ -2755,8 +2757,8 @@ static std::atomic<bool> kv_interleaved_rows{false};
 // each copied as one forward stream (kvlayout's emit/cpu.cpp, block_order), or in the logical order, each
 // in page streams: on AMD CPUs with AVX-512, unless the environment says KVLAYOUT_BLOCK_ORDER=on or off
 // (the tests run the kernels both ways against the byte oracle). Not measured on other CPUs, which keep
-// the logical order. On the Zen 4 (as kv_cpu_choice says) the 13 kernels with such blocks 1.17-1.19x /
-// 1.04-1.05x as fast at median, faster in 9-11 / 9-10 of 13 (block_order).
+// the logical order. On the Zen 4 (as kv_cpu_choice says) the 37 kernels with such blocks 1.17-1.19x /
+// 1.03-1.07x as fast at median over the two groups measured (block_order), faster in 29-33 / 27-29.
 [[maybe_unused]] static inline bool kv_blocks_in_order_wanted() { return kv_cpu_choice("KVLAYOUT_BLOCK_ORDER", false, true, false); }
 // Read by the cells with such blocks; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_blocks_in_order{false};

@@ -972,7 +972,7 @@ TEST_CASE("K and V halves moved into rows that hold a head's K next to its V car
   }
 }
 
-TEST_CASE("only a paged source's whole blocks over two pages, stepped by a loop that reads the block table alone, are walked in the table's order", "[emit][plan]") {
+TEST_CASE("only a paged source's whole blocks over two pages, stepped by a loop that reads its block table alone, are walked in the table's order", "[emit][plan]") {
   // vLLM's MLA cache into LMCache's: 18 KiB blocks, token_div16 reads block_table[token_div16] alone.
   auto mla = plan_for("vllm-mla", "lmcache-mla", "deepseek-v3", kCpuPlan);
   const std::string code = kernel_code(mla);
@@ -981,8 +981,11 @@ TEST_CASE("only a paged source's whole blocks over two pages, stepped by a loop 
   CHECK_THAT(code, Catch::Contains("kv_stream_copy<18432>(pT + oT1 * 2, pS + oS1 * 2, !kv_by_blocks);"));
   // The next physical block is prefetched in that order.
   CHECK_THAT(code, Catch::Contains("const int64_t source_next = kv_by_blocks ? INT64_C(9216) : ("));
-  SECTION("controls: blocks of one page (copied four at a time), and a target that reads a table by the same loop, have none") {
-    for (const auto& [s, t] : {std::pair<std::string, std::string>{"hf-dynamic", "flashinfer-hnd"}, {"vllm-flash-nhd", "flashinfer-nhd"}}) {
+  SECTION("into a paged target too: its table is then written in the source's order") {
+    CHECK_THAT(kernel_code(plan_for("vllm-flash-nhd", "flashinfer-nhd", "llama-3.1-8b", kCpuPlan)), Catch::Contains("kv_blocks_in_order.load"));
+  }
+  SECTION("controls: a source with no block table, and blocks of two pages (copied four at a time), have none") {
+    for (const auto& [s, t] : {std::pair<std::string, std::string>{"hf-dynamic", "flashinfer-hnd"}, {"vllm-packed-hnd", "vllm033-bhlnc"}}) {
       INFO(s << " -> " << t);
       CHECK_THAT(kernel_code(plan_for(s, t, "llama-3.1-8b", kCpuPlan)), !Catch::Contains("kv_blocks_in_order.load"));
     }
