@@ -1646,11 +1646,11 @@ bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && 
 // logical order reads the blocks scattered as the table lists them. Where the call's CPU picks it
 // (kv_blocks_in_order). For blocks copied one at a time (over two pages: under, four at a time), where the
 // loop around the block reads exactly one source table at its own value (a block table); a target table
-// the loop reads too (a paged target) is then written in the source's order. Measured by hand on an AMD EPYC (Zen 4, `--ab-source`, 256 MiB, 1 / 2 threads): the
-// blocks sorted alone, or copied as one stream alone, gained nothing (vllm-mla -> lmcache-mla, 18 KiB blocks:
-// 0.99x / 1.01x, and 0.85x -> 0.88x / 0.93x -> 0.88x of memcpy); both, 0.79-0.86x -> 0.97-1.03x / 0.88-0.96x
-// -> 0.97-1.06x, and vllm-flash-nhd -> lmcache-2ltd (32 KiB blocks) 0.84-0.89x -> 1.04-1.07x / 0.91-0.95x ->
-// 0.99-1.04x. Generated, `kvlayout_bench_sweep --ab KVLAYOUT_BLOCK_ORDER=off` over the 13 distinct kernels
+// the loop reads too (a paged target) is then written in the source's order. Measured by hand on an AMD
+// EPYC (Zen 4, `--ab-source`, 256 MiB, 1 / 2 threads): the blocks sorted alone, or copied as one stream
+// alone, gained nothing (vllm-mla -> lmcache-mla, 18 KiB blocks: 0.99x / 1.01x, and 0.85x -> 0.88x / 0.93x
+// -> 0.88x of memcpy); both, 0.79-0.86x -> 0.97-1.03x / 0.88-0.96x -> 0.97-1.06x, and vllm-flash-nhd ->
+// lmcache-2ltd (32 KiB blocks) 0.84-0.89x -> 1.04-1.07x / 0.91-0.95x -> 0.99-1.04x. Generated, `kvlayout_bench_sweep --ab KVLAYOUT_BLOCK_ORDER=off` over the 13 distinct kernels
 // that carry it (all into LMCache's objects; two processes of 5 interleaved repetitions): 1.17-1.19x /
 // 1.04-1.05x as fast at median, faster in 9-11 / 9-10 of 13; vLLM's NHD and MLA caches and vLLM 0.3.3's
 // MLA lbnhc pages 1.15-1.26x / 1.03-1.15x, the sources whose blocks hold K and V or every layer apart
@@ -1661,7 +1661,7 @@ bool whole_blocks_at_once(std::int64_t whole_block) { return whole_block > 0 && 
 // flashinfer072-hnd 1.16-1.26x / 1.09-1.30x).
 struct BlockOrder {
   int level = -1;               // the loop (in cell.loops) stepping the blocks; -1 where none
-  std::string entry;            // C: the sort key of block `kv_b`, its table entry
+  int table = 0;                // the source table it reads: the sort key
   std::int64_t next_block = 0;  // source elements from one physical block to the next (the entry's coefficient)
 };
 
@@ -1677,7 +1677,7 @@ BlockOrder block_order(const Cell& cell, const WholeBlock& block) {
     table = &a;
   }
   if (table == nullptr || table->e->op != expr::Op::Lookup || table->e->args[0]->op != expr::Op::Coord || table->e->args[0]->value != m) return {};
-  return {level, "static_cast<int64_t>(" + kInputs.src_tables + "[" + std::to_string(table->e->value) + "][kv_b])", table->coef};
+  return {level, static_cast<int>(table->e->value), table->coef};
 }
 
 // As C: every value of `mode`'s range is moved, with the loops outside it bound (the bound-checked
@@ -2053,11 +2053,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     w.open("if (kv_by_blocks)");
     w.line("kv_order.resize(static_cast<size_t>(" + extent(cell, cell.loops[static_cast<std::size_t>(order.level)], kInputs) + "));");
     w.line("for (size_t kv_b = 0; kv_b < kv_order.size(); ++kv_b) kv_order[kv_b] = static_cast<int32_t>(kv_b);");
-    const std::string by_entry = order.entry;
-    std::string first = by_entry, second = by_entry;
-    first.replace(first.find("[kv_b]"), 6, "[a]");
-    second.replace(second.find("[kv_b]"), 6, "[b]");
-    w.line("std::stable_sort(kv_order.begin(), kv_order.end(), [&](int32_t a, int32_t b) { return " + first + " < " + second + "; });");
+    const std::string entries = kInputs.src_tables + "[" + std::to_string(order.table) + "]";
+    w.line("std::stable_sort(kv_order.begin(), kv_order.end(), [&](int32_t a, int32_t b) { return " + entries + "[a] < " + entries + "[b]; });");
     w.close();
   }
   if (whole_blocks_at_once(whole_block)) {
