@@ -807,13 +807,10 @@ int grouped_instance_coord(const Cell& cell, std::int64_t element_bytes) {
 // The most values phase 5h walks innermost: K and V.
 constexpr std::int64_t kMostInterleavedValues = 2;
 
-// The span within which phase 5h counts a loop's runs as interleaved in the target: a page.
-constexpr std::int64_t kInterleavedWithinBytes = 4096;
-
 // Phase 5h: a runs cell whose outermost loop takes at most kMostInterleavedValues values that the target
-// interleaves within a page (each row holds a head's K, then its V: vLLM's packed K/V pages, vLLM 0.3.3's)
-// carries a second order with that loop innermost, just outside the run (CpuOrder::interleaved_rows). The
-// walk takes the loop outermost where the source holds its values apart (K half, then V half: SGLang's
+// interleaves within a page (kPageBytes; each row holds a head's K, then its V: vLLM's packed K/V pages,
+// vLLM 0.3.3's) carries a second order with that loop innermost, just outside the run
+// (CpuOrder::interleaved_rows). The walk takes the loop outermost where the source holds its values apart (K half, then V half: SGLang's
 // host pools, LMCache's objects), so each target row is written in two passes, a half each time, and at
 // two threads one thread writes every row's K, the other every V; innermost, each row is written whole
 // from two read streams, as a sibling group writes two cells' runs side by side (sibling_cells.hpp).
@@ -837,7 +834,7 @@ void add_interleaved_rows_order(Cell& cell, std::int64_t element_bytes) {
   if (mode.extent > kMostInterleavedValues || mode.top_of_token || read_by_atoms(cell.source, m) || read_by_atoms(cell.target, m) ||
       selects_instance(cell, m))
     return;
-  if (std::abs(cell.target.stride[static_cast<std::size_t>(m)]) * element_bytes >= kInterleavedWithinBytes) return;
+  if (std::abs(cell.target.stride[static_cast<std::size_t>(m)]) * element_bytes >= kPageBytes) return;
   std::vector<int> innermost = cell.loops;
   std::rotate(innermost.begin() + (outer - cell.loops.begin()), innermost.begin() + (outer - cell.loops.begin()) + 1, innermost.end());
   cell.cpu_order = CpuOrder::interleaved_rows;

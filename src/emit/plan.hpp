@@ -172,6 +172,11 @@ bool in_tile(const Cell& cell, int m);
 // 16 itself was not swept (8 and 32 are worth a sweep each).
 constexpr std::int64_t kMostStreams = 16;
 
+// A page, the unit "near" means in the CPU plan and printer: runs less than this apart share pages (and
+// TLB entries, and the DRAM rows behind them): sibling cells within one (sibling_cells.hpp), a loop whose
+// values the target interleaves within one (phase 5h).
+constexpr std::int64_t kPageBytes = 4096;
+
 // The shortest read stream the target's order is kept for: a page, the span the hardware prefetchers
 // follow a stream within. SGLang's page_first host pool -> lmcache056-packed reads, in the target's order,
 // a token's 2 KiB of one layer (K's and V's: two streams) and then the next token's 64 KiB on; in one

@@ -31,10 +31,6 @@ bool plain_runs(const Cell& c);
 // selects no instance and feeds no lookup (so the difference is a constant offset on each side).
 bool same_nest(const Cell& a, const Cell& b);
 
-// A page, the unit "near" means in the CPU printer: runs less than this apart share pages (and TLB
-// entries, and the DRAM rows behind them).
-constexpr std::int64_t kPageBytes = 4096;
-
 // Whether one side's runs of cell b lie within a 4 KiB page of cell a's (`a` and `b` that side's forms),
 // in the same tensor instance (K and V of one head in one page): by the constants, which is where two
 // cells of one nest shape differ.
