@@ -65,8 +65,8 @@ struct Options {
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
   // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
   // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS, KVLAYOUT_BLOCKS_AT_ONCE,
-  // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER, ...: the
-  // list in kvlayout's emit/cpu.cpp), interleaved; --isa-ab is
+  // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER,
+  // KVLAYOUT_RIDDEN_ROW_PREFETCH, ...: the list in kvlayout's emit/cpu.cpp), interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   // --ab-source FILE: instead, also time a hand-edited kernel of the one pair selected (function k0, as
@@ -891,7 +891,7 @@ spec::Json cpu_record() {
   for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_STAGE_BOXES", "KVLAYOUT_SOURCE_ORDER",
                            "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH", "KVLAYOUT_BLOCKS_AT_ONCE",
                            "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS",
-                           "KVLAYOUT_BLOCK_ORDER"})
+                           "KVLAYOUT_BLOCK_ORDER", "KVLAYOUT_RIDDEN_ROW_PREFETCH"})
     if (const char* value = std::getenv(name); value != nullptr) forced[name] = value;
   return {{"vendor", vendor},
           {"family", family},

@@ -323,7 +323,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
          " are placed one by one.");
   const std::int64_t rows_box = staged_rows_box_bytes(cell, source_bytes, target_bytes, false);
   if (prefetch && rows_box == 0) {
-    w.line("(void)" + next_displacement_name() + (cell.riders.empty() ? ";  // the blocks prefetch their own rows" : ";  // rows read in order, unprefetched"));
+    w.line("(void)" + next_displacement_name() + (cell.riders.empty() ? ";  // the blocks prefetch their own rows" : ";  // rows read in order, the next head's prefetched where the CPU picks it"));
     if (at.prefetch_next_instance) w.line("(void)" + prefetch_pointer(at) + ";");
   }
   const bool guard_down = cell.tile_guard >= 0 && down.coord == cell.tile_guard;
@@ -473,12 +473,39 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   // values, for each the riders' runs of the 32 rows that lie before the tile's columns,
   // the tile's blocks of 32 strided target rows, and the riders' runs after them, so that each row is read
   // in address order (a rider's loop variables come from the tile's and from the token the row's slot
-  // holds, rider_loop_values; its own statements place its run). Nothing is prefetched: the rows are read
-  // whole and in order, which the hardware follows. Measured on vllm033-blnhc -> llamacpp-vtrans (256 MiB, hand
-  // edits of this loop beside it in one process, 1 / 2 threads): the next 32 rows prefetched whole (4 KiB
-  // each) 0.51-0.54x / 0.47-0.50x of memcpy, without 0.62-0.64x / 0.58-0.59x, the K runs first as well
-  // 0.63-0.71x / 0.63-0.67x; prefetched a line per block, or a head's 512 bytes per head, within 4% of the
-  // whole rows. Leaves two loops open.
+  // holds, rider_loop_values; its own statements place its run). The rows are read whole and in order.
+  // Measured on an Intel Xeon, vllm033-blnhc -> llamacpp-vtrans (256 MiB, hand edits of this loop beside
+  // it in one process, 1 / 2 threads): the next 32 rows prefetched whole (4 KiB each) 0.51-0.54x /
+  // 0.47-0.50x of memcpy, without 0.62-0.64x / 0.58-0.59x, the K runs first as well 0.63-0.71x /
+  // 0.63-0.67x; prefetched a line per block, or a head's 512 bytes per head, within 4% of the whole rows:
+  // nothing prefetched there. On an AMD EPYC of Zen 4 the K runs alone took three quarters of the pair's
+  // time (hand edits of vllm-packed-nhd -> llamacpp-vtrans), and with the next head's runs and columns of
+  // the block's rows prefetched beside each head (print_next_fold_prefetch) the 4 such kernels read
+  // 1.26-1.50x / 1.28-1.39x as fast at median: where the call's CPU picks it (kv_ridden_row_prefetches).
+  // Two heads ahead was no faster than one (hand edits, 11 interleaved repetitions: 1.20x / 1.15x against
+  // 1.23x / 1.22x).
+  // Leaves two loops open.
+  // What the folded mode's next value reads of each row, prefetched where the call's CPU picks it
+  // (kv_ridden_row_prefetches): each rider's run and the tile's columns, at the next value's step, in this
+  // block's rows, or at the first value in the next block's rows after the last. The riders' runs lie in
+  // the tile's rows at their constant's distance from the tile's (reads_the_tile_rows in riding_runs.cpp),
+  // so every address prefetched is one the kernel reads.
+  auto print_next_fold_prefetch = [&](const Mode& fold) {
+    const std::int64_t fold_step = cell.source.stride[static_cast<std::size_t>(cell.tile_folded)];
+    w.open("if (kv_ridden_row_prefetches.load(std::memory_order_relaxed))");
+    w.line("const bool kv_last = " + fold.var + " + 1 == " + i64(fold.extent) + ";");
+    w.line("const int64_t kv_next_step = kv_last ? 0 : (" + fold.var + " + 1) * " + i64(fold_step) + ";");
+    w.line("const int64_t kv_next_first = kv_last ? across0 + 32 : across0;");
+    w.open("for (int64_t r = kv_next_first; r < kv_min(kv_next_first + 32, kv_acrosses); ++r)");
+    w.line("const char* const kv_row = kv_from_rows[static_cast<size_t>(r)];");
+    w.line("if (kv_row == nullptr) continue;");
+    for (const Cell* rider : riders)
+      w.line("kv_prefetch<" + std::to_string(rider->run_elements * source_bytes) + ">(kv_row + (kv_next_step + " + i64(rider->source.constant - cell.source.constant) +
+             ") * " + sb + ");");
+    w.line("kv_prefetch<" + std::to_string(down.extent * source_bytes) + ">(kv_row + kv_next_step * " + sb + ");");
+    w.close();
+    w.close();
+  };
   auto fused_rows_whole = [&]() {
     const Mode& fold = cell.modes[static_cast<std::size_t>(cell.tile_folded)];
     const Mode& slot = cell.modes[static_cast<std::size_t>(cell.tile_target_contiguous)];
@@ -513,6 +540,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     const std::string source_step = fold.var + " * " + i64(cell.source.stride[static_cast<std::size_t>(cell.tile_folded)]) + " + ";
     const std::string target_step = " + " + fold.var + " * " + i64(cell.target.stride[static_cast<std::size_t>(cell.tile_folded)]);
     w.open("for (int64_t " + fold.var + " = 0; " + fold.var + " < " + i64(fold.extent) + "; ++" + fold.var + ")");
+    print_next_fold_prefetch(fold);
     print_riders(true);
     w.open("for (int64_t down0 = 0; down0 < " + i64(down.extent) + "; down0 += 32)");
     strided_rows(true, "down0", "downs", 32, "", target_step);
@@ -2760,6 +2788,19 @@ static std::atomic<bool> kv_interleaved_rows{false};
 // Read by the cells with such blocks; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_blocks_in_order{false};
 
+// Whether a call prefetches, beside each head of a tile that K runs ride (a token row holding each head's K
+// beside its V, moved into llama.cpp's transposed V: kvlayout's emit/riding_runs.hpp), the next head's K and
+// V of the block's 32 rows (the next block's first head after the last): on AMD CPUs with AVX-512, unless
+// the environment says KVLAYOUT_RIDDEN_ROW_PREFETCH=on or off (the tests run the kernels both ways against
+// the byte oracle). On an Intel Xeon the rows read in order without prefetches were the faster (hand edits:
+// see fused_rows_whole in kvlayout's emit/cpu.cpp); other CPUs are not measured. On the Zen 4 (as
+// kv_cpu_choice says, 7 interleaved repetitions) the 4 kernels with such tiles 1.26-1.50x / 1.28-1.39x as
+// fast with them at median (1.22-1.61x / 1.17-1.42x), faster in all 4: 0.40-0.53x -> 0.56-0.64x of memcpy
+// at one thread, near the bare pattern of such rows (0.64x).
+[[maybe_unused]] static inline bool kv_ridden_row_prefetches_wanted() { return kv_cpu_choice("KVLAYOUT_RIDDEN_ROW_PREFETCH", false, true, false); }
+// Read by the ridden tiles; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_ridden_row_prefetches{false};
+
 )";
 
 // The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
@@ -2879,7 +2920,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
   w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted, kv_table_free_prefetches_wanted,");
-  w.line("// kv_interleaved_rows_wanted, kv_blocks_in_order_wanted) this call");
+  w.line("// kv_interleaved_rows_wanted, kv_blocks_in_order_wanted, kv_ridden_row_prefetches_wanted) this call");
   w.line("// runs with.");
   w.open("static RunPart kv_run_part()");
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
@@ -2895,6 +2936,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_table_free_prefetches.store(kv_table_free_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_interleaved_rows.store(kv_interleaved_rows_wanted(), std::memory_order_relaxed);");
   w.line("kv_blocks_in_order.store(kv_blocks_in_order_wanted(), std::memory_order_relaxed);");
+  w.line("kv_ridden_row_prefetches.store(kv_ridden_row_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_avx512.store(kv_use_avx512(), std::memory_order_relaxed);");
   w.line("#if KV_X86_DISPATCH");
   w.line("if (kv_use_avx2()) return kv_avx2::run_part;");

@@ -585,7 +585,7 @@ TEST_CASE("a tile or box of 16 gathered source rows prefetches the next one's ro
   CHECK_THAT(other, !Catch::Contains("kv_next_rows"));
 }
 
-TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks unprefetched", "[emit][plan]") {
+TEST_CASE("gathered source rows read whole are staged only as the CPU's alternative, dense ones prefetch the next rows band by band, sparse ones whole, and K between them rides the blocks, the next head prefetched where the CPU picks it", "[emit][plan]") {
   auto code_of = [](const char* source) {
     auto p = plan_for(source, "llamacpp-vtrans", "llama-3.1-8b", kCpuPlan);
     return kernel_code(p);
@@ -593,6 +593,7 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
   const std::string band = "kv_prefetch<64>(kv_from_rows[static_cast<size_t>(r)] + down0 * 2);";
   const std::string stage = "kv_stream_copy<512>(burst, kv_stage_rows[r]);";
   const std::string alternative = "if (kv_staged_bursts.load(std::memory_order_relaxed))";
+  const std::string ridden_prefetch = "if (kv_ridden_row_prefetches.load(std::memory_order_relaxed))";
   SECTION("vLLM's NHD rows (a token's heads and dims, 2 KiB, abutting in a block): read whole, band by band, or staged where the CPU picks it") {
     const std::string code = code_of("vllm-flash-nhd");
     CHECK_THAT(code, Catch::Contains(band));
@@ -603,6 +604,7 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
     CHECK(code.find(stage) > branch);
     CHECK(code.find(stage, code.find(stage) + 1) > code.find(alternative, branch + 1));  // one per variant, each in its branch
     CHECK_THAT(code, !Catch::Contains("kv_gather.reset("));
+    CHECK_THAT(code, !Catch::Contains(ridden_prefetch));
   }
   SECTION("SGLang's page_first host pool (a token's layers between two rows): the next 32 rows whole, never staged") {
     const std::string code = code_of("sglang-host-page-first");
@@ -610,14 +612,29 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
     CHECK_THAT(code, !Catch::Contains(band));
     CHECK_THAT(code, !Catch::Contains(alternative));
     CHECK_THAT(code, !Catch::Contains(stage));
+    CHECK_THAT(code, !Catch::Contains(ridden_prefetch));
   }
-  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the head inside the row blocks, K's runs beside them, nothing prefetched or staged") {
+  SECTION("K and V interleaved per head (256-byte rows, 16 rows' lengths apart): the head inside the row blocks, K's runs beside them, nothing staged, the next head's K and V prefetched where the CPU picks it") {
     const std::string code = code_of("vllm-packed-nhd");
     CHECK_THAT(code, Catch::Contains("head walked inside the row blocks, cell 0's runs copied from the same rows"));
     CHECK_THAT(code, Catch::Contains("kv_transpose_rows_block<2>(kv_to, across0 * 2, kv_from_rows.data() + across0, (head * INT64_C(256) + down0) * 2, "));
     CHECK_THAT(code, Catch::Contains("const int64_t kv_token = st[1][slot];"));
-    CHECK_THAT(code, !Catch::Contains("(kv_from_rows[static_cast<size_t>(r)]"));  // no row prefetched
+    CHECK_THAT(code, !Catch::Contains("(kv_from_rows[static_cast<size_t>(r)]"));  // no row prefetched whole or band by band
     CHECK_THAT(code, !Catch::Contains("static void cell0("));                   // K has no nest of its own
+    // Beside each head, the next head's K run (256 bytes, 128 elements before V's columns in the row) and
+    // V's columns of this block's rows, or the next block's first head after the last; in both variants.
+    const std::string next_step = "const int64_t kv_next_step = kv_last ? 0 : (head + 1) * INT64_C(256);";
+    const std::string next_first = "const int64_t kv_next_first = kv_last ? across0 + 32 : across0;";
+    const std::string key_run = "kv_prefetch<256>(kv_row + (kv_next_step + INT64_C(-128)) * 2);";
+    const std::string value_columns = "kv_prefetch<256>(kv_row + kv_next_step * 2);";
+    for (const std::string& line : {ridden_prefetch, next_step, next_first, key_run, value_columns}) {
+      INFO(line);
+      const std::size_t first = code.find(line);
+      REQUIRE(first != std::string::npos);
+      CHECK(code.find(line, first + 1) != std::string::npos);
+    }
+    // Before the head's own K runs and blocks.
+    CHECK(code.find(ridden_prefetch) < code.find("const int64_t kv_token = st[1][slot];"));
     CHECK_THAT(code, !Catch::Contains(band));
     CHECK_THAT(code, !Catch::Contains(alternative));
     CHECK_THAT(code, !Catch::Contains(stage));
@@ -632,6 +649,7 @@ TEST_CASE("gathered source rows read whole are staged only as the CPU's alternat
     const std::size_t straight = code.find(band, branch);
     REQUIRE(straight != std::string::npos);
     CHECK(code.find(stage, branch) < straight);
+    CHECK_THAT(code, !Catch::Contains(ridden_prefetch));
   }
 }
 
