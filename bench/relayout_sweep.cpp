@@ -63,7 +63,7 @@ struct Options {
   std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
   bool hugepages = false;
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
-  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SOURCE_ORDER,
+  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SPARSE_ROWS, KVLAYOUT_SOURCE_ORDER,
   // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS, KVLAYOUT_BLOCKS_AT_ONCE,
   // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER,
   // KVLAYOUT_RIDDEN_ROW_PREFETCH, ...: the list in kvlayout's emit/cpu.cpp), interleaved; --isa-ab is
@@ -888,7 +888,8 @@ spec::Json cpu_record() {
     model = static_cast<int>(base_family == 0x6 || base_family == 0xf ? base_model + (((eax >> 16) & 0xf) << 4) : base_model);
   }
   spec::Json forced = spec::Json::object();
-  for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_STAGE_BOXES", "KVLAYOUT_SOURCE_ORDER",
+  for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_SPARSE_ROWS", "KVLAYOUT_STAGE_BOXES",
+                           "KVLAYOUT_SOURCE_ORDER",
                            "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH", "KVLAYOUT_BLOCKS_AT_ONCE",
                            "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS",
                            "KVLAYOUT_BLOCK_ORDER", "KVLAYOUT_RIDDEN_ROW_PREFETCH"})

@@ -443,7 +443,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.close();
   };
   // Sparse gathered target rows (see gathered_rows_dense), each written whole, where the call's CPU picks it
-  // (kv_staged_bursts: the rows whole rather than a line per block, as the staged bursts): outer, 32 of
+  // (kv_sparse_rows_whole: the rows whole rather than a line per block): outer, 32 of
   // them; inner, the source's strided rows in bands of 32, so that each target row is written whole (its
   // lines in a row) before the next, while the source's rows are read as sequential streams, 64 bytes per
   // band. With the target rows inner (the straight blocks below), each receives one 64-byte line per band, a
@@ -646,7 +646,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   const bool sparse_target_rows = cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false);
   const bool alternative = has_staged_bursts(cell, source_bytes) || staged_with_gather || sparse_target_rows;
   if (alternative) {
-    w.open("if (kv_staged_bursts.load(std::memory_order_relaxed))");
+    w.open(sparse_target_rows ? "if (kv_sparse_rows_whole.load(std::memory_order_relaxed))" : "if (kv_staged_bursts.load(std::memory_order_relaxed))");
     if (sparse_target_rows) sparse_rows_whole();
     else if (cell.tile_source_rows_gathered) staged_source_chunks(staged_with_gather);
     else staged_target_chunks();
@@ -2625,17 +2625,28 @@ static std::atomic<bool> kv_short_prefetches{true};
 // has_staged_bursts in kvlayout's emit/cpu.cpp. On an Intel Xeon the rows read whole and written a line
 // per block were the faster (into llamacpp-vtrans from vllm-flash-nhd 0.75x of memcpy against 0.64-0.68x
 // staged; from vllm-flash-hnd, whose chunks are staged with a gather buffer, 0.62x against 0.55x), so Intel
-// keeps them. The same choice writes sparse gathered target rows (llama.cpp's V into caches whose token rows
-// lie far apart) each whole before the next, or a line per block (Intel: out of llamacpp-vtrans into
-// sglang-host-page-first 0.50x -> 0.65x of memcpy). On the Zen 4 (as kv_cpu_choice says):
+// keeps them. On the Zen 4 (as kv_cpu_choice says):
 // over the 39 kernels with such tiles, a line per block 1.18x / 1.18x and 1.27x / 1.18x as fast at median,
 // faster in 31-33 of 39 (into llamacpp-vtrans from vllm-flash-nhd 0.56x -> 0.84x of memcpy at one thread,
-// from lmcache-2ltd 0.59x -> 0.91x), the staged rows faster only into sparse rows (out of llamacpp-vtrans
-// into sglang-host-page-first 1.13-1.17x / 1.01-1.08x, into vllm033-lbnhc 1.03-1.09x): lines there, as
-// on Intel.
+// from lmcache-2ltd 0.59x -> 0.91x), the staged rows faster only into sparse rows, which have a choice of
+// their own since (kv_sparse_rows_whole_wanted): lines there, as on Intel.
 [[maybe_unused]] static inline bool kv_staged_bursts_wanted() { return kv_cpu_choice("KVLAYOUT_STAGE", true, false, false); }
 // Read by the tiles with a staged alternative; written by each call as kv_long_prefetches is.
 static std::atomic<bool> kv_staged_bursts{false};
+
+// Whether a call writes sparse gathered target rows (llama.cpp's V into caches whose token rows lie far
+// apart: SGLang's host pools, vLLM's packed pages, LMCache's packed objects) each whole before the next, or
+// a line per block: whole on AMD CPUs, unless the environment says KVLAYOUT_SPARSE_ROWS=on or off (the
+// tests run the kernels both ways against the byte oracle). Measured on an Intel Xeon, a line per block
+// (see sparse_rows_whole in kvlayout's emit/cpu.cpp; there once out of llamacpp-vtrans into
+// sglang-host-page-first 0.50x -> 0.65x of memcpy whole), and on the AMD EPYC of Zen 3, whole (both as
+// the staged bursts, whose choice this was). On the Zen 4 (as kv_cpu_choice says; four processes, two
+// with each choice flipped) the 6 kernels with such rows 1.03x / 1.00x as fast whole at median (each
+// kernel's median 0.98-1.16x / 0.99-1.11x): into sglang-host-page-first 1.05-1.25x / 1.02-1.14x, into
+// vllm033-blnhc 1.02-1.06x / 1.00-1.07x, the others within the noise (lmcache056-packed 0.94-1.04x).
+[[maybe_unused]] static inline bool kv_sparse_rows_whole_wanted() { return kv_cpu_choice("KVLAYOUT_SPARSE_ROWS", true, true, false); }
+// Read by the tiles with sparse gathered target rows; written by each call as kv_long_prefetches is.
+static std::atomic<bool> kv_sparse_rows_whole{false};
 
 // Whether a call stages the large boxes out of token-fastest rows (vLLM's legacy cache's blocks: its value
 // tiles' 16-token rows and its key block's 16-byte packs, into token-major blocks or into a slot pool's
@@ -2918,6 +2929,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   print_variant(w, p, plan, true);
   w.line("using RunPart = void (*)(const void* const*, void* const*, const int32_t* const*, const int32_t* const*, int64_t, int64_t, int64_t, bool);");
   w.line("// The variant (and kv_use_avx512) and the per-CPU policies (kv_long_prefetches_wanted, kv_short_prefetches_wanted, kv_staged_bursts_wanted,");
+  w.line("// kv_sparse_rows_whole_wanted,");
   w.line("// kv_staged_boxes_wanted, kv_reads_by_source_wanted, kv_run_quads_wanted, kv_instance_groups_wanted,");
   w.line("// kv_read_streams_in_groups_wanted, kv_row_prefetches_wanted, kv_blocks_at_once_wanted, kv_table_free_prefetches_wanted,");
   w.line("// kv_interleaved_rows_wanted, kv_blocks_in_order_wanted, kv_ridden_row_prefetches_wanted) this call");
@@ -2926,6 +2938,7 @@ std::string cpu_kernel(const prove::Proof& p, const Plan& declared_plan, const E
   w.line("kv_long_prefetches.store(kv_long_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_short_prefetches.store(kv_short_prefetches_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_bursts.store(kv_staged_bursts_wanted(), std::memory_order_relaxed);");
+  w.line("kv_sparse_rows_whole.store(kv_sparse_rows_whole_wanted(), std::memory_order_relaxed);");
   w.line("kv_staged_boxes.store(kv_staged_boxes_wanted(), std::memory_order_relaxed);");
   w.line("kv_reads_by_source.store(kv_reads_by_source_wanted(), std::memory_order_relaxed);");
   w.line("kv_run_quads.store(kv_run_quads_wanted(), std::memory_order_relaxed);");

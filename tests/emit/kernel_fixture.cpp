@@ -51,6 +51,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
   setenv("KVLAYOUT_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_TABLE_FREE_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
+  setenv("KVLAYOUT_SPARSE_ROWS", staged ? "on" : "off", 1);
   setenv("KVLAYOUT_STAGE_BOXES", staged ? "on" : "off", 1);
   setenv("KVLAYOUT_SOURCE_ORDER", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
@@ -67,6 +68,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ROW_PREFETCH");
   unsetenv("KVLAYOUT_TABLE_FREE_PREFETCH");
   unsetenv("KVLAYOUT_STAGE");
+  unsetenv("KVLAYOUT_SPARSE_ROWS");
   unsetenv("KVLAYOUT_STAGE_BOXES");
   unsetenv("KVLAYOUT_SOURCE_ORDER");
   unsetenv("KVLAYOUT_INSTANCE_GROUPS");

@@ -1161,7 +1161,7 @@ TEST_CASE("the kernel tests see sparse gathered target rows written whole: a ker
   // Control for the gathered-tile order where the target's rows are sparse (see gathered_rows_dense in
   // emit/cpu.cpp): llama.cpp's transposed V into vLLM's packed NHD cache, whose rows of one head's V lie
   // between K's. The broken kernel reads source rows r and r ^ 1 swapped (dims 2k and 2k + 1 of a head).
-  // The rows are written whole only where the CPU picks it (KVLAYOUT_STAGE), so the staged choice is on.
+  // The rows are written whole only where the CPU picks it (KVLAYOUT_SPARSE_ROWS), so the staged choices are on.
   ControlKernels c = control_kernels("llamacpp-vtrans", "vllm-packed-nhd", "sparse_rows", "swapped_rows");
   const std::string fill = "kv_from_rows[static_cast<size_t>(r)] = pS + (";
   std::size_t replaced = 0;
@@ -1172,7 +1172,8 @@ TEST_CASE("the kernel tests see sparse gathered target rows written whole: a ker
     ++replaced;
   }
   REQUIRE(replaced == 2);  // the cell of both instruction-set variants
-  CHECK_THAT(c.good, Catch::Contains("if (kv_staged_bursts.load(std::memory_order_relaxed))"));
+  CHECK_THAT(c.good, Catch::Contains("if (kv_sparse_rows_whole.load(std::memory_order_relaxed))"));
+  CHECK_THAT(c.good, !Catch::Contains("if (kv_staged_bursts.load(std::memory_order_relaxed))"));  // its own choice, not the staged bursts'
   check_controls(c, true, c.cache.params.at("num_tokens"), true);
 }
 
