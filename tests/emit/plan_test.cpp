@@ -793,7 +793,7 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     CHECK(emit::prefetch_step(c, 2).level == -1);
     CHECK_THAT(kernel_code(p), !Catch::Contains("source_next"));
   }
-  SECTION("HF's heads read in 4 KiB tiles (vLLM's legacy V) or 16-byte packs (its K): two heads ahead, where the call's CPU picks it") {
+  SECTION("HF's heads read in 4 KiB tiles (vLLM's legacy V) or 16-byte packs (its K): the next head, on its own pages, where the call's CPU picks it") {
     auto p = plan_for("hf-dynamic", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 2);
     for (const emit::Cell& c : p.plan.cells) {
@@ -803,11 +803,11 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
       // Each head's next page lies 512 KiB on, in a stream the hardware does not carry across pages.
       const emit::PrefetchStep step = emit::prefetch_step(c, 2);
       CHECK(step.level == level_of(c, "head"));
-      CHECK(step.iterations == 2);
+      CHECK(step.iterations == 1);  // kNearestPickedPrefetchBytes: a head's 4 KiB
       CHECK(step.where_cpu_picks);
     }
     const std::string code = kernel_code(p);
-    CHECK_THAT(code, Catch::Contains("const int64_t source_next = head + 2 < head_end ? "));
+    CHECK_THAT(code, Catch::Contains("const int64_t source_next = head + 1 < head_end ? "));
     CHECK_THAT(code, Catch::Contains("if (kv_table_free_prefetches.load(std::memory_order_relaxed)) kv_prefetch<4096>(pS + oS2 * 2 + source_next * 2);"));
     // Every step prefetch of it under the choice: none unguarded.
     std::istringstream lines(code);
@@ -831,6 +831,16 @@ TEST_CASE("a source read without a table is prefetched 8 KiB ahead, unless the h
     CHECK(run_step.level >= 0);
     CHECK_FALSE(run_step.where_cpu_picks);
     CHECK_THAT(kernel_code(runs), !Catch::Contains("kv_table_free_prefetches.load"));
+    // And LMCache's heads, 512 bytes apart in its token rows (not on pages of their own): picked by the
+    // CPU too, but kNearestPrefetchBytes ahead, two heads of 16 rows.
+    auto near = plan_for("lmcache-2ltd", "vllm-paged-legacy", "llama-3.1-8b", kCpuPlan);
+    for (const emit::Cell& c : near.plan.cells) {
+      const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+      CHECK(step.where_cpu_picks);
+      CHECK(step.level == level_of(c, "head"));
+      CHECK(step.iterations == 2);
+    }
+    CHECK_THAT(kernel_code(near), Catch::Contains("const int64_t source_next = head + 2 < head_end ? "));
   }
   SECTION("whole blocks of 8 KiB or more are left to kv_stream_copy's page streams") {
     auto p = plan_for("lmcache-mla", "vllm-mla", "deepseek-v3", kCpuPlan);
