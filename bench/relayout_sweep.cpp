@@ -66,7 +66,8 @@ struct Options {
   // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SPARSE_ROWS, KVLAYOUT_SOURCE_ORDER,
   // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS, KVLAYOUT_BLOCKS_AT_ONCE,
   // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER,
-  // KVLAYOUT_RIDDEN_ROW_PREFETCH, ...: the list in kvlayout's emit/cpu.cpp), interleaved; --isa-ab is
+  // KVLAYOUT_RIDDEN_ROW_PREFETCH, KVLAYOUT_PAGE_HOP_PREFETCH, ...: the list in kvlayout's emit/cpu.cpp),
+  // interleaved; --isa-ab is
   // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   // --ab-source FILE: instead, also time a hand-edited kernel of the one pair selected (function k0, as
@@ -892,7 +893,8 @@ spec::Json cpu_record() {
                            "KVLAYOUT_SOURCE_ORDER",
                            "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH", "KVLAYOUT_BLOCKS_AT_ONCE",
                            "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS",
-                           "KVLAYOUT_BLOCK_ORDER", "KVLAYOUT_RIDDEN_ROW_PREFETCH"})
+                           "KVLAYOUT_BLOCK_ORDER", "KVLAYOUT_RIDDEN_ROW_PREFETCH",
+                           "KVLAYOUT_PAGE_HOP_PREFETCH"})
     if (const char* value = std::getenv(name); value != nullptr) forced[name] = value;
   return {{"vendor", vendor},
           {"family", family},

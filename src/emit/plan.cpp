@@ -458,13 +458,16 @@ bool runs_are_whole_target_lines(const Cell& cell, std::int64_t element_bytes) {
 
 }  // namespace
 
-std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements,
-                           std::int64_t most) {
+StreamWalk walk_streams(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements, std::int64_t most) {
   std::int64_t interleaved = 1, chunk = cell.run_elements, streams = most + 1;
+  StreamWalk walk;
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     const auto m = static_cast<std::size_t>(*it);
     if (read_by_atoms(f, *it)) break;
-    if (least_stream_elements > 0 && chunk >= least_stream_elements && streams >= 2 && streams <= most) break;  // see plan.hpp
+    if (least_stream_elements > 0 && chunk >= least_stream_elements && streams >= 2 && streams <= most) {  // see plan.hpp
+      walk.hops = std::abs(f.stride[m]) != chunk;
+      break;
+    }
     if (std::abs(f.stride[m]) == chunk) {
       chunk *= cell.modes[m].extent;
       streams = interleaved;
@@ -472,7 +475,14 @@ std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, cons
       interleaved = std::min(interleaved * cell.modes[m].extent, most + 1);
     }
   }
-  return chunk < least_stream_elements ? most + 1 : streams;
+  walk.streams = chunk < least_stream_elements ? most + 1 : streams;
+  walk.hops = walk.hops && walk.streams <= most;
+  return walk;
+}
+
+std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements,
+                           std::int64_t most) {
+  return walk_streams(cell, loops, f, least_stream_elements, most).streams;
 }
 
 std::int64_t contiguous_chunk(const Cell& cell, const std::vector<int>& loops, const SideForm& f) {

@@ -201,6 +201,16 @@ constexpr std::int64_t kLeastReadStreamBytes = 4096;
 // hf-dynamic -> vllm033-bhlnc (each 4 KiB piece elsewhere) went 0.90-0.91 -> 0.78-0.81.
 std::int64_t streams_along(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0,
                            std::int64_t most = kMostStreams);
+// streams_along's walk: its count, and whether the walk ended on page-long streams (`least_stream_elements`)
+// that the next loop out does not continue: each stream's next piece then lies elsewhere, past what was
+// read (TensorRT-LLM's pool read a head's 16 token rows of K and of V, 4 KiB each, the next head's 8 KiB
+// on: K's and V's streams hop a page at each head).
+struct StreamWalk {
+  std::int64_t streams = 0;
+  bool hops = false;
+};
+StreamWalk walk_streams(const Cell& cell, const std::vector<int>& loops, const SideForm& f, std::int64_t least_stream_elements = 0,
+                        std::int64_t most = kMostStreams);
 
 // The elements side f is read or written in one piece when the loops run in `loops`' order: the run,
 // grown by each innermost loop that continues it, up to the first that turns elsewhere.

@@ -227,6 +227,7 @@ static bool read_in_few_page_streams(const Cell& cell, const std::vector<int>& l
 
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes) {
   int block = -1;
+  bool on_page_hops = false;
   for (const Atom& a : cell.source.atoms) {
     if (reads_tile_mode(cell, a)) continue;  // a gathered row's lookup, not a loop's
     // A table placing single elements within rows (llama.cpp's cells in its transposed V) lands the next
@@ -266,8 +267,23 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     // tensors), the step stays: there the same change read 0.94x / 0.94x (sglang-host-page-head ->
     // vllm-flash-hnd) to 1.14x / 1.05x (sglang0523-host-page-first -> sglang0523-mha-hnd), no better at
     // the median over thirteen pairs.
+    // Unless those streams hop a page at each step of a loop inside the block (StreamWalk::hops:
+    // TensorRT-LLM's pool read a head's 4 KiB of K and of V, the next head's 8 KiB on, into vLLM's packed
+    // HND pages and vLLM 0.3.3's blocks): the step is then taken where the call's CPU picks it
+    // (kv_page_hop_prefetches). Measured on an AMD EPYC of Zen 4, the step inside every block read in few
+    // page streams (134 kernels, one process, 5 interleaved repetitions, 1 / 2 threads): 0.96x / 0.99x as
+    // fast at median, but out of TensorRT-LLM's pool into the HND-ordered targets (whose streams hop)
+    // 1.10-1.23x / 1.14-1.25x, into its NHD-ordered ones (16 streams continued by the next token)
+    // 0.93-1.00x / 0.95-1.00x. Where the streams hop alone (19 kernels, two processes, `--ab
+    // KVLAYOUT_PAGE_HOP_PREFETCH=off`): 1.02-1.04x / 1.07x at median, faster in 13-14 / 14-15; TensorRT-LLM's
+    // pool into vLLM's packed HND and 0.3.3's bhlnc, blhnc, blnhc and lbhnc pages 1.07-1.20x / 1.03-1.26x
+    // (0.75-0.78x -> 0.90-0.94x of memcpy at one thread); the slowest, SGLang's page_first_direct pool into
+    // vllm033-blnhc, 0.89-0.90x / 0.98-1.12x (still 0.93x of memcpy).
     const std::int64_t writes = streams_along(cell, inside, cell.target, kLeastReadStreamBytes / source_bytes);
-    if (!instance_inside && read_in_few_page_streams(cell, inside, source_bytes, writes <= kMostStreams ? 1 : 2)) return {};
+    if (!instance_inside && read_in_few_page_streams(cell, inside, source_bytes, writes <= kMostStreams ? 1 : 2)) {
+      if (!walk_streams(cell, inside, cell.source, kLeastReadStreamBytes / source_bytes).hops) return {};
+      on_page_hops = true;
+    }
   }
   // Tiles and runs shorter than a line of a source no loop looks up: prefetched where the call's CPU
   // picks it (kv_table_free_prefetches), the step found as for longer runs below but whatever streams the
@@ -331,6 +347,9 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
   PrefetchStep chosen = next_instance_step(cell, block, source_bytes);
   if (chosen.level <= strided.level) chosen = strided;
   chosen.where_cpu_picks = where_cpu_picks && chosen.level >= 0;
+  // A step inside the block: the hopping streams' (the lookup's own level would be the block past them).
+  chosen.on_page_hops = on_page_hops && chosen.level > block;
+  if (on_page_hops && !chosen.on_page_hops) return {};
   return chosen;
 }
 

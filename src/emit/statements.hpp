@@ -78,11 +78,15 @@ std::int64_t bytes_per_iteration(const Cell& cell, int level, int source_bytes);
 // `where_cpu_picks`: the prefetch is printed under the per-call CPU choice kv_table_free_prefetches (a
 // source no loop looks up, read in tiles or runs shorter than a line: measured slower with it on an Intel
 // Xeon, faster on an AMD EPYC of Zen 4; see prefetch_step).
+// `on_page_hops`: the prefetch is printed under the per-call CPU choice kv_page_hop_prefetches (a step
+// inside a paged source's block, whose loops read a few page-long streams that hop a page at each step:
+// StreamWalk::hops; measured faster with it on an AMD EPYC of Zen 4; see prefetch_step).
 struct PrefetchStep {
   int level = -1;
   std::int64_t iterations = 1;
   bool next_instance = false;
   bool where_cpu_picks = false;
+  bool on_page_hops = false;
 };
 // The farthest next block prefetched: 256 KiB until the thirty-second session, when a block of 256 KiB
 // ahead measured 0.64x of memcpy against 0.85x unprefetched on an Ice Lake-class Xeon (1.25 MiB of L2;

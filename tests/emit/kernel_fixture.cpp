@@ -59,6 +59,7 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
   setenv("KVLAYOUT_INTERLEAVED_ROWS", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_BLOCK_ORDER", second_orders ? "on" : "off", 1);
   setenv("KVLAYOUT_RIDDEN_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
+  setenv("KVLAYOUT_PAGE_HOP_PREFETCH", variant == "baseline" ? "on" : "off", 1);
   setenv("KVLAYOUT_BLOCKS_AT_ONCE", blocks_at_once ? "on" : "off", 1);
 }
 ScopedIsa::~ScopedIsa() {
@@ -76,6 +77,7 @@ ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_INTERLEAVED_ROWS");
   unsetenv("KVLAYOUT_BLOCK_ORDER");
   unsetenv("KVLAYOUT_RIDDEN_ROW_PREFETCH");
+  unsetenv("KVLAYOUT_PAGE_HOP_PREFETCH");
   unsetenv("KVLAYOUT_BLOCKS_AT_ONCE");
 }
 

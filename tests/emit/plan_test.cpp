@@ -560,6 +560,44 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     const std::string code = kernel_code(p);
     CHECK_THAT(code, !Catch::Contains("source_next"));
   }
+  SECTION("TensorRT-LLM's pool into vLLM's packed HND pages: K's and V's 4 KiB streams hop a page at each head, so the next head, where the CPU picks it") {
+    auto p = plan_for("trtllm-pool", "vllm-packed-hnd", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    const int block = level_of(c, "token_div32");
+    REQUIRE(emit::bytes_per_iteration(c, block, 2) > emit::kFarthestPrefetchBytes);
+    const std::vector<int> inside(c.loops.begin() + block + 1, c.loops.end());
+    // Two page-long read streams (K's and V's 16 token rows of a head), the next head 8 KiB on.
+    const emit::StreamWalk reads = emit::walk_streams(c, inside, c.source, emit::kLeastReadStreamBytes / 2);
+    CHECK(reads.streams == 2);
+    CHECK(reads.hops);
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    CHECK(step.level == level_of(c, "head"));
+    CHECK(step.iterations == 1);
+    CHECK(step.on_page_hops);
+    CHECK_FALSE(step.where_cpu_picks);
+    const std::string code = kernel_code(p);
+    CHECK_THAT(code, Catch::Contains("if (kv_page_hop_prefetches.load(std::memory_order_relaxed)) kv_prefetch_run<256>(pS + oS5 * 2 + source_next * 2);"));
+    // Every step prefetch under the choice.
+    std::istringstream lines(code);
+    int unguarded = 0;
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("kv_prefetch") != std::string::npos && line.find("source_next") != std::string::npos &&
+          line.find("if (kv_page_hop_prefetches.load(std::memory_order_relaxed)) ") == std::string::npos)
+        ++unguarded;
+    CHECK(unguarded == 0);
+    // The control: into vLLM's packed NHD pages every head's K and V stream (16 of them) is continued by
+    // the next 16 tokens' half of the block, so nothing is prefetched there.
+    auto nhd = plan_for("trtllm-pool", "vllm-packed-nhd", "llama-3.1-8b", kCpuPlan);
+    const emit::Cell& n = nhd.plan.cells[0];
+    const std::vector<int> n_inside(n.loops.begin() + level_of(n, "token_div32") + 1, n.loops.end());
+    const emit::StreamWalk n_reads = emit::walk_streams(n, n_inside, n.source, emit::kLeastReadStreamBytes / 2);
+    CHECK(n_reads.streams >= 2);
+    CHECK(n_reads.streams <= emit::kMostStreams);
+    CHECK_FALSE(n_reads.hops);
+    CHECK(emit::prefetch_step(n, 2).level == -1);
+    CHECK_THAT(kernel_code(nhd), !Catch::Contains("kv_page_hop_prefetches.load"));
+  }
 }
 
 TEST_CASE("a tile or box of 16 gathered source rows prefetches the next one's rows, placed by the same table one step on", "[emit][plan]") {
