@@ -45,6 +45,15 @@ std::string kernel_code(const Planned& p) {
   return emit::emit_kernel(prove::prove(p.source.layout, p.target.layout, p.source.cache), emit::EmitOptions{});
 }
 
+// The loops inside a cell's block: those inside the loop `block_var`, one of whose iterations reads more
+// than a prefetch reaches (kFarthestPrefetchBytes).
+std::vector<int> loops_inside_far_block(const emit::Cell& c, const std::string& block_var) {
+  const int block = level_of(c, block_var);
+  REQUIRE(block >= 0);
+  REQUIRE(emit::bytes_per_iteration(c, block, 2) > emit::kFarthestPrefetchBytes);
+  return std::vector<int>(c.loops.begin() + block + 1, c.loops.end());
+}
+
 // The plan's first tile cell, or null.
 const emit::Cell* first_tile(const emit::Plan& plan) {
   for (const emit::Cell& c : plan.cells)
@@ -564,9 +573,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     auto p = plan_for("trtllm-pool", "vllm-packed-hnd", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const emit::Cell& c = p.plan.cells[0];
-    const int block = level_of(c, "token_div32");
-    REQUIRE(emit::bytes_per_iteration(c, block, 2) > emit::kFarthestPrefetchBytes);
-    const std::vector<int> inside(c.loops.begin() + block + 1, c.loops.end());
+    const std::vector<int> inside = loops_inside_far_block(c, "token_div32");
     // Two page-long read streams (K's and V's 16 token rows of a head), the next head 8 KiB on.
     const emit::StreamWalk reads = emit::walk_streams(c, inside, c.source, emit::kLeastReadStreamBytes / 2);
     CHECK(reads.streams == 2);
@@ -590,7 +597,7 @@ TEST_CASE("a copy prefetches the next block, or a strided step inside a block to
     // the next 16 tokens' half of the block, so nothing is prefetched there.
     auto nhd = plan_for("trtllm-pool", "vllm-packed-nhd", "llama-3.1-8b", kCpuPlan);
     const emit::Cell& n = nhd.plan.cells[0];
-    const std::vector<int> n_inside(n.loops.begin() + level_of(n, "token_div32") + 1, n.loops.end());
+    const std::vector<int> n_inside = loops_inside_far_block(n, "token_div32");
     const emit::StreamWalk n_reads = emit::walk_streams(n, n_inside, n.source, emit::kLeastReadStreamBytes / 2);
     CHECK(n_reads.streams >= 2);
     CHECK(n_reads.streams <= emit::kMostStreams);
@@ -785,9 +792,7 @@ TEST_CASE("a block too far to prefetch, read inside in one page-long stream and 
     auto p = plan_for("vllm033-bhlnc", "flashinfer-hnd", "llama-3.1-8b", kCpuPlan);
     REQUIRE(p.plan.cells.size() == 1);
     const emit::Cell& c = p.plan.cells[0];
-    const int block = level_of(c, "token_div16");
-    REQUIRE(emit::bytes_per_iteration(c, block, 2) > emit::kFarthestPrefetchBytes);
-    const std::vector<int> inside(c.loops.begin() + block + 1, c.loops.end());
+    const std::vector<int> inside = loops_inside_far_block(c, "token_div16");
     CHECK(emit::streams_along(c, inside, c.source, emit::kLeastReadStreamBytes / 2) == 1);
     CHECK(emit::streams_along(c, inside, c.target, emit::kLeastReadStreamBytes / 2) <= emit::kMostStreams);
     CHECK(emit::prefetch_step(c, 2).level == -1);
