@@ -115,10 +115,14 @@ constexpr std::int64_t kNearestPickedPrefetchBytes = std::int64_t{4} << 10;
 // itself (a per-layer tensor's layer), the instance ceil(kNearestPrefetchBytes / its bytes an iteration)
 // ahead at the same offset instead (next_instance). A lookup's block farther than kFarthestPrefetchBytes
 // read inside it in 2 to kMostStreams page-long streams of one tensor instance is not prefetched either,
-// nor in one such stream where the target is written in at most kMostStreams.
+// nor in one such stream where the target is written in at most kMostStreams, unless those streams hop a
+// page at each step (StreamWalk::hops): then the step inside the block, where the call's CPU picks it
+// (on_page_hops). Where the call's CPU picks the prefetch of a source no loop looks up, a loop stepping
+// the source by a page or more is taken kNearestPickedPrefetchBytes ahead, not kNearestPrefetchBytes.
 // @post level is -1 only when no loop's iteration moves the source through a table lookup, or that
 //       lookup's block is farther than kFarthestPrefetchBytes and read inside in a few page-long streams of
 //       one instance.
+// @post on_page_hops only where level lies inside a lookup's block (never the lookup's own level).
 // @post where_cpu_picks only where level >= 0, no loop's table lookup gives the step (none looks the source
 //       up, or its table places single elements), and the cell copies tiles or runs shorter than a line.
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
