@@ -28,16 +28,23 @@ struct RunAddress {
   std::string source_pointer = pointer_name(true), target_pointer = pointer_name(false);
   std::int64_t source_shift = 0, target_shift = 0;
   bool prefetch_next_instance = false;  // prefetches read next_instance_pointer's instance (PrefetchStep::next_instance)
-  bool prefetch_where_cpu_picks = false;  // prefetches run where the call's CPU picks them (PrefetchStep::where_cpu_picks)
-  bool prefetch_on_page_hops = false;  // prefetches run where the call's CPU picks them (PrefetchStep::on_page_hops)
+  // The per-call choice (an atomic of the generated file) under which the step prefetches run, or empty
+  // where they run on every CPU (prefetch_choice).
+  std::string prefetch_choice;
 };
+
+// The per-call choice a step prefetch runs under: kv_table_free_prefetches (PrefetchStep::where_cpu_picks),
+// kv_page_hop_prefetches (on_page_hops), or none.
+std::string prefetch_choice(const PrefetchStep& step) {
+  if (step.where_cpu_picks) return "kv_table_free_prefetches";
+  if (step.on_page_hops) return "kv_page_hop_prefetches";
+  return "";
+}
 
 // A statement prefetching `at`'s source a step ahead (its next_displacement_name()), as printed: under
 // the per-call choice kv_table_free_prefetches or kv_page_hop_prefetches where the step is the CPU's to pick.
 std::string step_prefetch(const RunAddress& at, const std::string& statement) {
-  if (at.prefetch_where_cpu_picks) return "if (kv_table_free_prefetches.load(std::memory_order_relaxed)) " + statement;
-  if (at.prefetch_on_page_hops) return "if (kv_page_hop_prefetches.load(std::memory_order_relaxed)) " + statement;
-  return statement;
+  return at.prefetch_choice.empty() ? statement : "if (" + at.prefetch_choice + ".load(std::memory_order_relaxed)) " + statement;
 }
 
 // The source pointer a prefetch of `at` reads from: its own, or the instance ahead (next_instance_pointer).
@@ -2068,7 +2075,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   const int prefetch = whole_blocks_at_once(whole_block) ? -1 : step.level;
   if (prefetch >= 0)
     for (RunAddress& at : members)
-      at.prefetch_next_instance = step.next_instance, at.prefetch_where_cpu_picks = step.where_cpu_picks, at.prefetch_on_page_hops = step.on_page_hops;
+      at.prefetch_next_instance = step.next_instance, at.prefetch_choice = prefetch_choice(step);
   if (stage_bytes > 0) {
     w.line("alignas(64) char kv_stages[2][" + std::to_string(stage_bytes) + "];");
     w.line("char* kv_pending = nullptr;  // where the box staged in kv_stages[kv_half ^ 1] goes, not yet streamed out");
