@@ -42,6 +42,7 @@
 #include "parallel_parts.hpp"
 #include "pattern_set.hpp"
 #include "emit/code_key.hpp"
+#include "emit/cpu_choices.hpp"
 #include "emit/emit.hpp"
 #include "emit/plan.hpp"
 #include "layout/block_tables.hpp"
@@ -63,12 +64,8 @@ struct Options {
   std::string replacement;  // --source FILE: a hand-edited kernel for the one pair selected (function k0)
   bool hugepages = false;
   // --ab NAME=VALUE: also time each kernel with the environment's NAME set to VALUE (read by the kernel at
-  // each call: KVLAYOUT_ISA, KVLAYOUT_PREFETCH, KVLAYOUT_STAGE, KVLAYOUT_SPARSE_ROWS, KVLAYOUT_SOURCE_ORDER,
-  // KVLAYOUT_ROW_PREFETCH, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_RUN_QUADS, KVLAYOUT_BLOCKS_AT_ONCE,
-  // KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_INTERLEAVED_ROWS, KVLAYOUT_BLOCK_ORDER,
-  // KVLAYOUT_RIDDEN_ROW_PREFETCH, KVLAYOUT_PAGE_HOP_PREFETCH, ...: the list in kvlayout's emit/cpu.cpp),
-  // interleaved; --isa-ab is
-  // --ab KVLAYOUT_ISA=baseline. Empty when not asked.
+  // each call: KVLAYOUT_ISA, or any per-CPU choice's variable in kvlayout's emit/cpu_choices.cpp),
+  // interleaved; --isa-ab is --ab KVLAYOUT_ISA=baseline. Empty when not asked.
   std::string ab_name, ab_value;
   // --ab-source FILE: instead, also time a hand-edited kernel of the one pair selected (function k0, as
   // --source), interleaved with the pair's kernel (or --source's) in the same repetitions. Two files need no
@@ -821,6 +818,13 @@ Options parse(int argc, char** argv) {
         std::exit(2);
       }
       o.ab_name = v.substr(0, eq), o.ab_value = v.substr(eq + 1);
+      const std::vector<std::string> choices = emit::cpu_choice_variables();
+      if (o.ab_name != "KVLAYOUT_ISA" && std::find(choices.begin(), choices.end(), o.ab_name) == choices.end()) {
+        std::cerr << "kvlayout_bench_sweep: --ab " << o.ab_name << ": no kernel reads it; expected KVLAYOUT_ISA or one of";
+        for (const std::string& name : choices) std::cerr << ' ' << name;
+        std::cerr << '\n';
+        std::exit(2);
+      }
     }
     else if (a == "--headline-only") o.headline_only = true;
     else if (a == "--roofline") o.roofline = true;
@@ -876,9 +880,9 @@ std::string memcpy_tunables() {
   return tunables != nullptr ? tunables : "";
 }
 
-// The CPU the figures are of, for the record: the kernels' per-call choices differ by it (emit/cpu.cpp's
-// kv_cpu_choice: AMD without AVX-512, AMD with it, the rest; one choice also by model), and the environment
-// can force each of them.
+// The CPU the figures are of, for the record: the kernels' per-call choices differ by it (emit/cpu_choices.hpp:
+// AMD without AVX-512, AMD with it, the rest; one choice also by model), and the environment can force each
+// of them.
 spec::Json cpu_record() {
   const char* vendor = __builtin_cpu_is("intel") ? "intel" : __builtin_cpu_is("amd") ? "amd" : "other";
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -889,13 +893,10 @@ spec::Json cpu_record() {
     model = static_cast<int>(base_family == 0x6 || base_family == 0xf ? base_model + (((eax >> 16) & 0xf) << 4) : base_model);
   }
   spec::Json forced = spec::Json::object();
-  for (const char* name : {"KVLAYOUT_ISA", "KVLAYOUT_PREFETCH", "KVLAYOUT_SHORT_PREFETCH", "KVLAYOUT_STAGE", "KVLAYOUT_SPARSE_ROWS", "KVLAYOUT_STAGE_BOXES",
-                           "KVLAYOUT_SOURCE_ORDER",
-                           "KVLAYOUT_RUN_QUADS", "KVLAYOUT_INSTANCE_GROUPS", "KVLAYOUT_ROW_PREFETCH", "KVLAYOUT_BLOCKS_AT_ONCE",
-                           "KVLAYOUT_TABLE_FREE_PREFETCH", "KVLAYOUT_INTERLEAVED_ROWS",
-                           "KVLAYOUT_BLOCK_ORDER", "KVLAYOUT_RIDDEN_ROW_PREFETCH",
-                           "KVLAYOUT_PAGE_HOP_PREFETCH"})
-    if (const char* value = std::getenv(name); value != nullptr) forced[name] = value;
+  std::vector<std::string> names = emit::cpu_choice_variables();
+  names.insert(names.begin(), "KVLAYOUT_ISA");
+  for (const std::string& name : names)
+    if (const char* value = std::getenv(name.c_str()); value != nullptr) forced[name] = value;
   return {{"vendor", vendor},
           {"family", family},
           {"model", model},

@@ -108,7 +108,7 @@ struct Cell {
   // (see print_variant in cpu.cpp).
   std::vector<int> target_order_loops;
   // A second loop order beside `loops`, every loop in it, which the CPU kernel takes instead on the CPUs
-  // that measured it faster (kv_cpu_choice in cpu.cpp), when every target instance starts on a line: both
+  // that measured it faster (cpu_choices.hpp), when every target instance starts on a line: both
   // orders below write whole target lines only there. `cpu_order` says why; `cpu_loops_from` is the first
   // loop out of `loops`' order. Empty and -1 where cpu_order is none.
   CpuOrder cpu_order = CpuOrder::none;

@@ -95,7 +95,7 @@ struct PrefetchStep {
 constexpr std::int64_t kFarthestPrefetchBytes = std::int64_t{64} << 10;
 constexpr std::int64_t kNearestPrefetchBytes = std::int64_t{8} << 10;
 // The same for the prefetches the call's CPU picks (PrefetchStep::where_cpu_picks: taken on an AMD EPYC of
-// Zen 4 alone, kv_table_free_prefetches in cpu.cpp) along a loop whose iterations lie a page or more apart.
+// Zen 4 alone, kv_table_free_prefetches in cpu_choices.cpp) along a loop whose iterations lie a page or more apart.
 constexpr std::int64_t kNearestPickedPrefetchBytes = std::int64_t{4} << 10;
 // The innermost loop whose next iteration moves the source through a table lookup (not one placing single
 // elements within a line's reach: llama.cpp's cells in its transposed V), one iteration ahead,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "emit/cpu_choices.hpp"
 #include "enumerate/patterns.hpp"
 #include "layout/block_tables.hpp"
 #include "enumerate/reference_move.hpp"
@@ -46,39 +47,20 @@ ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders
     : ScopedIsa(variant, staged, second_orders, variant != "baseline") {}
 ScopedIsa::ScopedIsa(const std::string& variant, bool staged, bool second_orders, bool blocks_at_once) {
   setenv("KVLAYOUT_ISA", variant.c_str(), 1);
-  setenv("KVLAYOUT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_SHORT_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_TABLE_FREE_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_STAGE", staged ? "on" : "off", 1);
-  setenv("KVLAYOUT_SPARSE_ROWS", staged ? "on" : "off", 1);
-  setenv("KVLAYOUT_STAGE_BOXES", staged ? "on" : "off", 1);
-  setenv("KVLAYOUT_SOURCE_ORDER", second_orders ? "on" : "off", 1);
-  setenv("KVLAYOUT_INSTANCE_GROUPS", second_orders ? "on" : "off", 1);
-  setenv("KVLAYOUT_RUN_QUADS", second_orders ? "on" : "off", 1);
-  setenv("KVLAYOUT_INTERLEAVED_ROWS", second_orders ? "on" : "off", 1);
-  setenv("KVLAYOUT_BLOCK_ORDER", second_orders ? "on" : "off", 1);
-  setenv("KVLAYOUT_RIDDEN_ROW_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_PAGE_HOP_PREFETCH", variant == "baseline" ? "on" : "off", 1);
-  setenv("KVLAYOUT_BLOCKS_AT_ONCE", blocks_at_once ? "on" : "off", 1);
+  for (const std::string& name : emit::cpu_choice_variables()) {
+    bool on = false;
+    switch (emit::test_switch_of(name)) {
+      case emit::ChoiceTestSwitch::prefetches: on = variant == "baseline"; break;
+      case emit::ChoiceTestSwitch::staged: on = staged; break;
+      case emit::ChoiceTestSwitch::second_orders: on = second_orders; break;
+      case emit::ChoiceTestSwitch::blocks_at_once: on = blocks_at_once; break;
+    }
+    setenv(name.c_str(), on ? "on" : "off", 1);
+  }
 }
 ScopedIsa::~ScopedIsa() {
   unsetenv("KVLAYOUT_ISA");
-  unsetenv("KVLAYOUT_PREFETCH");
-  unsetenv("KVLAYOUT_SHORT_PREFETCH");
-  unsetenv("KVLAYOUT_ROW_PREFETCH");
-  unsetenv("KVLAYOUT_TABLE_FREE_PREFETCH");
-  unsetenv("KVLAYOUT_STAGE");
-  unsetenv("KVLAYOUT_SPARSE_ROWS");
-  unsetenv("KVLAYOUT_STAGE_BOXES");
-  unsetenv("KVLAYOUT_SOURCE_ORDER");
-  unsetenv("KVLAYOUT_INSTANCE_GROUPS");
-  unsetenv("KVLAYOUT_RUN_QUADS");
-  unsetenv("KVLAYOUT_INTERLEAVED_ROWS");
-  unsetenv("KVLAYOUT_BLOCK_ORDER");
-  unsetenv("KVLAYOUT_RIDDEN_ROW_PREFETCH");
-  unsetenv("KVLAYOUT_PAGE_HOP_PREFETCH");
-  unsetenv("KVLAYOUT_BLOCKS_AT_ONCE");
+  for (const std::string& name : emit::cpu_choice_variables()) unsetenv(name.c_str());
 }
 
 std::vector<std::vector<std::int32_t>> int32_tables(const enumerate::Enumerated& e, std::size_t k) {

@@ -30,16 +30,13 @@ std::vector<std::string> isa_variants();
 std::size_t pair_sample();
 
 // Selects the variant kernels called in this scope run (KVLAYOUT_ISA, read by the kernel at each call), and
-// its per-CPU policies, so that every kernel runs against the byte oracle both ways on any CPU: the
-// prefetch policies (KVLAYOUT_PREFETCH, KVLAYOUT_SHORT_PREFETCH, KVLAYOUT_ROW_PREFETCH,
-// KVLAYOUT_TABLE_FREE_PREFETCH, KVLAYOUT_RIDDEN_ROW_PREFETCH, KVLAYOUT_PAGE_HOP_PREFETCH) on for the baseline, off for AVX2 (a
-// prefetch changes no byte, but its address arithmetic is emitted code too); the staged bursts and boxes
-// (KVLAYOUT_STAGE, KVLAYOUT_SPARSE_ROWS, KVLAYOUT_STAGE_BOXES) off for the baseline, on for AVX2, or as `staged` says; the nests' second loop orders
-// (Cell::cpu_loops: KVLAYOUT_SOURCE_ORDER, KVLAYOUT_INSTANCE_GROUPS, KVLAYOUT_INTERLEAVED_ROWS; and a paged source's blocks in
-// the order of their table entries, KVLAYOUT_BLOCK_ORDER) and the paired runs' four-by-four
-// nests (KVLAYOUT_RUN_QUADS) off for the baseline, on for AVX2, or as `second_orders` says; whole blocks of
-// under two pages four at a time (KVLAYOUT_BLOCKS_AT_ONCE) off for the baseline, on for AVX2, or as
-// `blocks_at_once` says.
+// sets every per-CPU choice (emit/cpu_choices.hpp, by its test switch), so that every kernel runs against
+// the byte oracle both ways on any CPU: the prefetches on for the baseline, off for AVX2 (a prefetch changes
+// no byte, but its address arithmetic is emitted code too); the staged bursts, rows and boxes off for the
+// baseline, on for AVX2, or as `staged` says; the nests' second loop orders (Cell::cpu_loops), a paged
+// source's blocks in the order of their table entries and the paired runs' four-by-four nests off for the
+// baseline, on for AVX2, or as `second_orders` says; whole blocks of under two pages four at a time off for
+// the baseline, on for AVX2, or as `blocks_at_once` says.
 class ScopedIsa {
  public:
   explicit ScopedIsa(const std::string& variant);
