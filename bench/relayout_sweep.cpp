@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "access_replay.hpp"
+#include "sweep_against.hpp"
 #include "move_kind.hpp"
 #include "parallel_parts.hpp"
 #include "pattern_set.hpp"
@@ -75,6 +76,10 @@ struct Options {
   bool ab() const { return !ab_name.empty() || !ab_replacement.empty(); }
   std::string ab_label() const { return ab_replacement.empty() ? ab_name + "=" + ab_value : "--ab-source " + ab_replacement; }
   bool headline_only = false;  // --headline-only: the six headline pairs alone
+  // --against FILE: an earlier sweep's --json, read before anything is timed; the summary then says how
+  // this sweep's pairs moved against it, the kernels whose code is unchanged giving the machine's drift
+  // (sweep_against.hpp).
+  std::string against;
   // --roofline: every pair of runs under 0.8x memcpy at some thread count is timed again against its own
   // access pattern replayed (access_replay.hpp), interleaved with the kernel and memcpy.
   bool roofline = false;
@@ -209,6 +214,7 @@ struct Pair {
   // (bench::kOwnRunsKey) against their own runs replayed.
   std::map<std::string, double> ceiling_shares;
   std::int64_t shortest_own_run = 0;  // bench::shortest_own_run: the observed runs kept for that replay
+  std::string digest;  // emit::kernel_code_digest of its kernel
   double pattern_share() const { return ceiling_shares.count(bench::kOwnRunsKey) ? 1 - ceiling_shares.at(bench::kOwnRunsKey) : 1; }
 };
 
@@ -277,6 +283,7 @@ std::vector<Pair> exact_pairs(const spec::Catalog& catalog, const Options& o) {
           emit::EmitOptions e;
           e.name = p.kernel;
           p.code = emit::emit_kernel(proof, e);
+          p.digest = emit::kernel_code_digest(p.code, p.kernel);
           const auto [first, fresh] = first_with_code.emplace(emit::kernel_code_key(p.code, p.kernel), static_cast<int>(pairs.size()));
           if (!fresh) {
             p.same_as = first->second;
@@ -827,6 +834,7 @@ Options parse(int argc, char** argv) {
       }
     }
     else if (a == "--headline-only") o.headline_only = true;
+    else if (a == "--against") o.against = next();
     else if (a == "--roofline") o.roofline = true;
     else if (a == "--source-offset" || a == "--target-offset") {
       const std::string value = next();
@@ -842,7 +850,8 @@ Options parse(int argc, char** argv) {
       std::cerr << "usage: kvlayout_bench_sweep [--mib N] [--headline-mib N] [--repetitions N] [--threads 1,2] [--filter TEXT]\n"
                    "                            [--hugepages] [--json FILE] [--workdir DIR] [--jobs N] [--source FILE] [--isa-ab]\n"
                    "                            [--ab NAME=VALUE | --ab-source FILE]\n"
-                   "                            [--headline-only] [--roofline] [--source-offset N] [--target-offset N]\n";
+                   "                            [--headline-only] [--roofline] [--source-offset N] [--target-offset N]\n"
+                   "                            [--against EARLIER.json]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -916,7 +925,41 @@ int main(int argc, char** argv) {
   }
 }
 
+// The --against file, read and checked before the sweep's minutes are spent; null without --against.
+// @throws std::runtime_error naming the file and what is wrong with it.
+std::unique_ptr<spec::Json> read_reference(const Options& o) {
+  if (o.against.empty()) return nullptr;
+  try {
+    auto reference = std::make_unique<spec::Json>(spec::read_json_file(o.against));
+    bench::compare_against(spec::Json::array(), *reference);  // throws where it is not a sweep's JSON
+    return reference;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("--against " + o.against + ": " + e.what());
+  }
+}
+
+// What --against prints: the drift, the changed kernels against it, and the changed pairs at either end.
+void print_against(const bench::Against& a, const std::string& file) {
+  std::printf("against %s (ratio now over then, geometric means; %zu pairs new):\n", file.c_str(), a.new_pairs);
+  for (const auto& [threads, t] : a.threads) {
+    std::printf("  %dT: %zu pairs of unchanged kernels %.3fx (the drift), %zu of changed kernels %.3fx, %.3fx over the drift", threads,
+                t.unchanged.pairs, t.unchanged.geometric_mean, t.changed.pairs, t.changed.geometric_mean, t.changed_over_drift);
+    if (t.unknown.pairs > 0) std::printf(", %zu with no digest in the reference %.3fx", t.unknown.pairs, t.unknown.geometric_mean);
+    std::printf("; %zu under 0.8x, %zu at the reference's state\n", t.below_0_8, t.below_0_8_at_reference_state);
+  }
+  const std::size_t shown = std::min<std::size_t>(a.changed.size(), 8);
+  auto print_pair = [](const bench::ChangedPair& c) {
+    std::printf("    %-70s", c.name.c_str());
+    for (const auto& [threads, r] : c.over_drift) std::printf("  %dT %.2fx", threads, r);
+    std::printf("\n");
+  };
+  if (shown > 0) std::printf("  changed kernels, slowest and fastest against the drift:\n");
+  for (std::size_t i = 0; i < shown; ++i) print_pair(a.changed[i]);
+  for (std::size_t i = std::max(shown, a.changed.size() - shown); i < a.changed.size(); ++i) print_pair(a.changed[i]);
+}
+
 int run_sweep(const Options& o) {
+  const std::unique_ptr<spec::Json> reference = read_reference(o);
   const spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Pair> pairs = exact_pairs(catalog, o);
@@ -924,6 +967,8 @@ int run_sweep(const Options& o) {
   std::fprintf(stderr, "sweep: %zu exact pairs, %ld distinct kernels; compiling them\n", pairs.size(), static_cast<long>(distinct));
   std::fprintf(stderr, "sweep: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const auto library = compile(pairs, o);
+  // With --source, the pairs' code is the file's (its kernel is k0, as the one pair selected names it).
+  const std::string replaced_digest = o.replacement.empty() ? "" : emit::kernel_code_digest(hand_edited_kernel(pairs, 1, o.replacement, "--source"), "k0");
   const auto ab_library = compile_ab_source(pairs, o);
   const spec::Json stores = store_order(*library, pairs);
   std::size_t arena_bytes = 0;
@@ -959,6 +1004,7 @@ int run_sweep(const Options& o) {
     if (!p.turn.empty()) row["turn"] = p.turn;
     row["pattern_share"] = p.pattern_share();
     row["ceiling_shares"] = p.ceiling_shares;
+    row["kernel_digest"] = replaced_digest.empty() ? p.digest : replaced_digest;
     if (p.same_as >= 0)
       row["same_kernel_as"] = pairs[static_cast<std::size_t>(p.same_as)].source + " -> " + pairs[static_cast<std::size_t>(p.same_as)].target;
     std::printf("%-12s %-26s -> %-26s %5lld tok", p.cache.c_str(), p.source.c_str(), p.target.c_str(), static_cast<long long>(p.tokens));
@@ -1041,6 +1087,11 @@ int run_sweep(const Options& o) {
     summary["ab"] = ab;
   }
   if (o.roofline) summary["roofline"] = roofline.report();
+  if (reference != nullptr) {
+    const bench::Against against = bench::compare_against(rows, *reference);
+    print_against(against, o.against);
+    summary["against"] = bench::against_json(against);
+  }
   if (!o.json.empty())
     std::ofstream(o.json) << spec::Json{{"mib", o.mib},
                                         {"headline_mib", o.headline_mib},

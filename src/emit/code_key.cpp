@@ -1,5 +1,9 @@
 #include "emit/code_key.hpp"
 
+#include <sstream>
+
+#include "spec/sha256.hpp"
+
 namespace kvlayout::emit {
 
 std::string kernel_code_key(const std::string& source, const std::string& name) {
@@ -13,6 +17,17 @@ std::string kernel_code_key(const std::string& source, const std::string& name) 
   for (std::size_t at = key.find(name); at != std::string::npos; at = key.find(name, at + mark.size()))
     key.replace(at, name.size(), mark);
   return key;
+}
+
+std::string kernel_code_digest(const std::string& source, const std::string& name) {
+  std::istringstream lines(kernel_code_key(source, name));
+  std::string code, line;
+  while (std::getline(lines, line)) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0) continue;
+    code += line + "\n";
+  }
+  return spec::sha256_text(code);
 }
 
 }  // namespace kvlayout::emit

@@ -10,4 +10,9 @@ namespace kvlayout::emit {
 // under two names.
 std::string kernel_code_key(const std::string& source, const std::string& name);
 
+// The SHA-256 of kernel_code_key without its comment lines and blank lines: what the compiler is given,
+// so two sweeps can tell a kernel whose code changed from one whose comments did (kvlayout_bench_sweep's
+// --against).
+std::string kernel_code_digest(const std::string& source, const std::string& name);
+
 }  // namespace kvlayout::emit

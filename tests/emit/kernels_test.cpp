@@ -411,6 +411,16 @@ TEST_CASE("one kernel's code under two names has one code key, two pairs' kernel
   // The name is gone from the key, the code is not.
   CHECK(emit::kernel_code_key(a, "kernel_1_2").find("kernel_1_2") == std::string::npos);
   CHECK(emit::kernel_code_key(a, "kernel_1_2").find("extern \"C\" int ") != std::string::npos);
+  // The digest (the sweep's --against) follows the code, not its comments or blank lines.
+  CHECK(emit::kernel_code_digest(a, "kernel_1_2") == emit::kernel_code_digest(b, "kernel_1_23"));
+  REQUIRE(a.rfind("\nextern \"C\" int ") != std::string::npos);  // the definition, after the header comment's copy
+  std::string recommented = a;
+  recommented.insert(recommented.rfind("\nextern \"C\" int ") + 1, "// a comment the generator's prose changed\n\n    // and another\n");
+  CHECK(emit::kernel_code_digest(recommented, "kernel_1_2") == emit::kernel_code_digest(a, "kernel_1_2"));
+  CHECK(emit::kernel_code_digest(c, "kernel_1_2") != emit::kernel_code_digest(a, "kernel_1_2"));  // the control
+  std::string recoded = a;
+  recoded.insert(recoded.rfind("\nextern \"C\" int ") + 1, "static int kv_one_more_line = 0;\n");
+  CHECK(emit::kernel_code_digest(recoded, "kernel_1_2") != emit::kernel_code_digest(a, "kernel_1_2"));
 }
 
 TEST_CASE("streaming stores, whole-line transposes and blocks read in the source's order move exactly the oracle's bytes", "[emit][kernels]") {
