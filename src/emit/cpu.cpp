@@ -2114,18 +2114,26 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   }
   // `nested`: level l's loop is printed inside level l - 1's, in cell.loops' order; where that loop is a
   // nest loop of its own (not flattened), its next iteration is the next one run, and its end is named.
-  // Only tiles and runs shorter than a line carry the prefetch into it (next_displacement): runs of lines
-  // read on into the next block are followed by the hardware, and there the carried prefetch only cost
+  // Only tiles and runs shorter than a line carry the prefetch into it by its stride (next_displacement's
+  // carry_by_stride): runs of lines read on into the next block are followed by the hardware, and there
+  // the carried prefetch only cost
   // (measured on an Ice Lake-class Xeon, one process each, 5 interleaved repetitions, 1 / 2 threads: HND
   // sources into SGLang's page_head host pool, 256-byte runs, 0.89-0.94x / 0.78-0.91x as fast
   // (flashinfer-hnd 0.93x / 0.78x, vllm-flash-hnd 0.93x / 0.91x); 34 other pairs at random 0.93-1.03x /
   // 0.93-1.18x, median 1.00x / 1.00x).
-  const bool carries = cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64;
+  // A loop read by the step's own lookup carries it for runs of lines too (statements.hpp), where a block
+  // reads at most kNearestPrefetchBytes: over the 26 distinct kernels the carry reached on the Zen 4
+  // (`--ab KVLAYOUT_CARRIED_PREFETCH=off`, 256 MiB, two processes of 5 interleaved repetitions, 1 / 2
+  // threads), the 8 KiB blocks of vLLM 0.3.3's LHBNC cache gained in all 6 (1.02-1.21x / 1.00-1.30x), the
+  // 32 KiB blocks of per-layer caches did not (FlashInfer's NHD pages into SGLang's layer_first pool
+  // 0.93-0.97x / 0.88-1.00x, its HND pages 0.89-1.06x / 0.86-1.02x; the rest 0.95-1.08x).
+  const bool carries_by_stride = cell.tile_target_contiguous >= 0 || cell.run_elements * source_bytes < 64;
+  const bool carries_by_lookup = prefetch >= 0 && bytes_per_iteration(cell, prefetch, source_bytes) <= kNearestPrefetchBytes;
   auto displacement = [&](std::size_t l, const std::string& bound, bool nested = false) {
     if (static_cast<int>(l) != prefetch) return;
-    const std::string outer_bound =
-        carries && nested && l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : std::string();
-    const std::string next = next_displacement(cell, step, kInputs, bound, outer_bound);
+    const Carry carry{nested && l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : std::string(), carries_by_stride,
+                      carries_by_lookup, "kv_lookup_carried_prefetches"};
+    const std::string next = next_displacement(cell, step, kInputs, bound, carry);
     // Blocks in the source's order: the next is the next physical block.
     w.line("const int64_t " + next_displacement_name() + " = " + (order.level == static_cast<int>(l) ? "kv_by_blocks ? " + i64(order.next_block) + " : (" + next + ")" : next) + ";");
     if (!step.next_instance) return;

@@ -353,6 +353,25 @@ KVLAYOUT_PAGE_HOP_PREFETCH=on or off (the tests run the kernels both ways agains
 an Ice Lake-class Xeon a step inside such blocks (whether their streams hop or not) was no faster; other
 CPUs are not measured. On the Zen 4 (as kv_cpu_choice says) the 19 kernels with such a step 1.02-1.04x /
 1.07x as fast with it at median (see prefetch_step).)"},
+    {.flag = "lookup_carried_prefetches",
+     .variable = "KVLAYOUT_CARRIED_PREFETCH",
+     .amd_avx2 = false,
+     .amd_avx512 = true,
+     .elsewhere = false,
+     .test_switch = ChoiceTestSwitch::prefetches,
+     .read_by = "the step prefetches that carry through a table lookup",
+     .why = R"(Whether a call's step prefetch of a paged source, past the last iteration of a short loop over the
+blocks of one larger target block (vLLM 0.3.3's 16-token blocks into TensorRT-LLM's 32-token ones), carries
+into the enclosing loop's next iteration, prefetching the next block through the table; else every other
+block (every fourth, into SGLang's 64-token pages) is read unprefetched (kvlayout's emit/statements.hpp,
+next_displacement), where a block reads at most 8 KiB. On AMD CPUs with AVX-512, unless the environment
+says KVLAYOUT_CARRIED_PREFETCH=on or off (the tests run the kernels both ways against the byte oracle).
+Other CPUs are not measured. On the Zen 4 a hand edit of vllm033-lhbnc -> trtllm-pool (256-byte runs,
+256 MiB, two processes of 9 interleaved repetitions) read 0.75x -> 0.84x of memcpy at one thread,
+1.11-1.12x / 1.05-1.17x as fast; `--ab KVLAYOUT_CARRIED_PREFETCH=off` over the kernels it then reached (two
+processes of 5): the 8 KiB blocks of vLLM 0.3.3's LHBNC cache all faster with it (1.02-1.21x /
+1.00-1.30x), the 32 KiB blocks of per-layer caches not (0.86-1.08x), so those no longer carry it
+(kvlayout's emit/cpu.cpp, carries_by_lookup).)"},
   };
   return choices;
 }

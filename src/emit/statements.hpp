@@ -126,13 +126,22 @@ constexpr std::int64_t kNearestPickedPrefetchBytes = std::int64_t{4} << 10;
 // @post where_cpu_picks only where level >= 0, no loop's table lookup gives the step (none looks the source
 //       up, or its table places single elements), and the cell copies tiles or runs shorter than a line.
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
+// Where next_displacement carries past the step loop's last iteration into the enclosing loop's next one.
+struct Carry {
+  std::string outer_bound;    // the enclosing loop's end as printed around the step's; empty: no carry
+  bool by_stride = true;      // an enclosing loop that steps the source by a stride alone carries it
+  bool by_lookup = true;      // an enclosing loop read by the step's own lookup alone carries it
+  std::string lookup_choice;  // the per-call choice (an atomic of the generated file) a carry through the
+                              // step's own lookup runs under; empty: always
+};
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than
 // step.iterations iterations left, or empty when the loop does not move the source. The printed code
-// defines it as a variable named by next_displacement_name(). `outer_bound`, where not empty, names the
-// end of the loop enclosing step.level as printed around it: past the step loop's last iteration the
-// displacement then carries into that loop's next iteration (one iteration ahead, an enclosing loop that
-// steps the source by a stride alone; 0 past its own end).
-std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound, const std::string& outer_bound = "");
+// defines it as a variable named by next_displacement_name(). Where `carry` names the enclosing loop's
+// end, past the step loop's last iteration the displacement carries into that loop's next iteration (one
+// iteration ahead), where that loop moves the source only through the step level's own table lookups (with
+// carry.by_lookup: the next block is where the table says; under carry.lookup_choice), or, with
+// carry.by_stride, by a stride alone; 0 past its own end or its last moved token.
+std::string next_displacement(const Cell& cell, const PrefetchStep& step, const Inputs& in, const std::string& bound, const Carry& carry = {});
 // A loop's extent as an expression (the token's top digit depends on num_tokens).
 std::string extent(const Cell& cell, int mode, const Inputs& in);
 

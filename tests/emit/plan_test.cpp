@@ -774,7 +774,7 @@ TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next
     REQUIRE(level_of(*tile, "head") == step.level - 1);
     const emit::Inputs in{"S", "T", "st", "dt", "n"};
     const std::string carried = " : (head + 1 < head_end ? (static_cast<int64_t>(st[0][(INT64_C(0) + (token_div32 * INT64_C(2)))]) - aS0) * INT64_C(16384) + INT64_C(2048) : INT64_C(0))";
-    CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end", "head_end"), Catch::EndsWith(carried));
+    CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end", {"head_end", true, true, ""}), Catch::EndsWith(carried));
     // The control: with no enclosing loop named, past the last iteration nothing is prefetched.
     CHECK_THAT(emit::next_displacement(*tile, step, in, "token_div16_mod2_end"), Catch::EndsWith(" : INT64_C(0)"));
     CHECK_THAT(kernel_code(p), Catch::Contains(carried + ";"));
@@ -784,6 +784,52 @@ TEST_CASE("a short lookup loop's prefetch carries into the enclosing loop's next
     const std::string code = kernel_code(p);
     REQUIRE_THAT(code, Catch::Contains("kv_prefetch_run<256>("));
     CHECK_THAT(code, !Catch::Contains("(head + 1 < head_end ?"));
+  }
+}
+
+TEST_CASE("a short lookup loop's prefetch carries through the table into an enclosing loop the same lookup reads, for runs of lines too", "[emit][plan]") {
+  SECTION("vLLM 0.3.3's 16-token blocks into TensorRT-LLM's 32-token ones: the second block's prefetch is the next 32 tokens' first") {
+    auto p = plan_for("vllm033-lhbnc", "trtllm-pool", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    REQUIRE(c.run_elements * 2 >= 64);  // runs of lines: no carry by stride
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    REQUIRE(step.level == level_of(c, "token_div16_mod2"));
+    REQUIRE(level_of(c, "token_div32") == step.level - 1);
+    const emit::Inputs in{"S", "T", "st", "dt", "n"};
+    const std::string carried =
+        " : (kv_lookup_carried_prefetches.load(std::memory_order_relaxed) && token_div32 + 1 < token_div32_end && (token_div32 + 1) * INT64_C(32) <= "
+        "kv_min(INT64_C(131071), n - 1) ? (static_cast<int64_t>(st[0][(INT64_C(0) + ((token_div32 + 1) * INT64_C(2)))]) - aS0) * INT64_C(4096) : "
+        "INT64_C(0))";
+    const emit::Carry carry{"token_div32_end", false, true, "kv_lookup_carried_prefetches"};
+    CHECK_THAT(emit::next_displacement(c, step, in, "token_div16_mod2_end", carry), Catch::EndsWith(carried));
+    // Unguarded where no choice is named; nothing past the last iteration where no enclosing loop is.
+    CHECK_THAT(emit::next_displacement(c, step, in, "token_div16_mod2_end", {"token_div32_end", false, true, ""}),
+               Catch::EndsWith(" : (token_div32 + 1 < token_div32_end && (token_div32 + 1) * INT64_C(32) <= kv_min(INT64_C(131071), n - 1) ? "
+                               "(static_cast<int64_t>(st[0][(INT64_C(0) + ((token_div32 + 1) * INT64_C(2)))]) - aS0) * INT64_C(4096) : INT64_C(0))"));
+    CHECK_THAT(emit::next_displacement(c, step, in, "token_div16_mod2_end"), Catch::EndsWith(" : INT64_C(0)"));
+    CHECK_THAT(kernel_code(p), Catch::Contains(carried + ";"));
+  }
+  SECTION("the control: 32 KiB blocks (FlashInfer's NHD pages into SGLang's layer_first pool), longer than kNearestPrefetchBytes, carry nothing") {
+    auto p = plan_for("flashinfer-nhd", "sglang-host-layer-first", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(p.plan.cells.size() == 1);
+    const emit::Cell& c = p.plan.cells[0];
+    const emit::PrefetchStep step = emit::prefetch_step(c, 2);
+    REQUIRE(step.level > 0);
+    CHECK(emit::bytes_per_iteration(c, step.level, 2) > emit::kNearestPrefetchBytes);
+    const emit::Inputs in{"S", "T", "st", "dt", "n"};
+    const std::string outer_end = c.modes[static_cast<std::size_t>(c.loops[static_cast<std::size_t>(step.level - 1)])].var + "_end";
+    // The enclosing loop would carry it were the caller to ask (it is read by the same lookup alone) ...
+    REQUIRE_THAT(emit::next_displacement(c, step, in, "bound", {outer_end, false, true, "kv_lookup_carried_prefetches"}),
+                 Catch::Contains("kv_lookup_carried_prefetches.load"));
+    // ... and the printer does not.
+    CHECK_THAT(kernel_code(p), !Catch::Contains("kv_lookup_carried_prefetches.load(std::memory_order_relaxed) &&"));
+  }
+  SECTION("the control: an enclosing loop the lookup does not read (the head, over HND pages into SGLang's page_head pool) carries nothing") {
+    auto p = plan_for("flashinfer-hnd", "sglang-host-page-head", "llama-3.1-8b", kCpuPlan);
+    const std::string code = kernel_code(p);
+    REQUIRE_THAT(code, Catch::Contains("kv_prefetch_run<256>("));
+    CHECK_THAT(code, !Catch::Contains("kv_lookup_carried_prefetches.load(std::memory_order_relaxed) &&"));
   }
 }
 
