@@ -1983,6 +1983,35 @@ std::string flat_total(const Cell& cell) {
 // nothing (llamacpp-vtrans -> vllm-packed-nhd, vllm-paged-legacy -> vllm033-lbnhc), so they stay apart.
 // The passes share pages only where the nests walk the source in the same outer order: cpu_kernel aligns
 // a runs cell's loops with the tile's first (emit/pass_alignment.hpp).
+bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes);
+
+// The flattened iteration's source above which interleaved nests run in block passes (block_pass_count).
+// Over the 15 kernels with interleaved passes (`--ab KVLAYOUT_BLOCK_PASSES=off` with every one split, Zen 4,
+// two processes of 5 interleaved repetitions, 1 / 2 threads): the 7 whose flattened iteration reads 256 KiB
+// to 1 MiB (vLLM 0.3.3's BHLNC and LHBNC caches into the legacy cache; those, BLHNC, LBHNC and vLLM's packed
+// HND into llama.cpp's transposed V) 1.05-1.27x / 0.93-1.25x as fast in block passes, 1.11x / 1.09x at
+// median; of those of 64 KiB, the rows
+// holding every head's K and V (vLLM's packed NHD, 0.3.3's BLNHC and LBNHC, LMCache's packed objects into
+// the legacy cache) 1.09-1.18x / 1.06-1.19x, but a head's rows in one span (0.3.3's BLHNC, LBHNC, vLLM's
+// packed HND) 0.95-1.02x / 0.86-0.98x and LMCache's t2d objects (K and V rows 2 KiB apart) 0.83x /
+// 0.85-0.88x: left in the flattened passes until a rule tells them apart.
+constexpr std::int64_t kBlockPassSourceBytes = std::int64_t{64} << 10;
+
+// How many block passes run_part splits each interleaved pass into (print_cell's `block_passes`): one per
+// iteration (at capacity) of the first nest's loop inside its flattened ones, where one flattened iteration
+// reads more than kBlockPassSourceBytes; else 0. Such a pass reads more than the caches keep between the
+// nests (vLLM 0.3.3's LHBNC cache: a (layer, head)'s 128 blocks of 8 KiB, 1 MiB, the K packs' nest reading
+// the first 256 bytes of each 512 and the V tiles' the rest); in block passes each nest reads its half of
+// one block right after the other's. Measured on an AMD EPYC of Zen 4 (a hand edit of vllm033-lhbnc ->
+// vllm-paged-legacy moving each block's K packs and V tiles in turn, 256 MiB, two processes of 7
+// interleaved repetitions, 1 / 2 threads): 0.68x -> 0.84-0.86x of memcpy, 1.25-1.28x / 1.07-1.25x as fast.
+std::int64_t block_pass_count(const Cell& first, int source_bytes) {
+  const std::size_t flat = flattened_loops(first);
+  if (first.loops.size() <= flat || bytes_per_iteration(first, static_cast<int>(flat) - 1, source_bytes) <= kBlockPassSourceBytes) return 0;
+  const std::int64_t count = first.modes[static_cast<std::size_t>(first.loops[flat])].extent;
+  return count > 1 ? count : 0;
+}
+
 bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes) {
   for (std::size_t a = 0; a < groups.size(); ++a)
     for (std::size_t b = a + 1; b < groups.size(); ++b)
@@ -1994,8 +2023,12 @@ bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>
 
 // The loop nest of a sibling group's first cell (sibling_cells.hpp), copying every member's run at its
 // innermost level; named after that cell.
+// `block_passes` > 0: run_part interleaves the nests in block passes too (block_pass_count), and the nest takes
+// the pass (`inner` of `inners`) as arguments: the loop inside the flattened ones runs its share of them, or,
+// where that loop is not printed plain (a box, paired runs or whole blocks at its level, a block order, a slot
+// stage, or no such loop), the nest moves everything in the pass `inner` 0.
 void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const std::vector<Sibling>& group, int source_bytes, int target_bytes, bool convert,
-                const std::string& name_suffix = "") {
+                const std::string& name_suffix = "", std::int64_t block_passes = 0) {
   const Cell& cell = plan.cells[static_cast<std::size_t>(group.front().cell)];
   std::vector<RunAddress> members;
   for (std::size_t k = 0; k < group.size(); ++k) members.push_back(member_address(group[k], k));
@@ -2021,8 +2054,16 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   };
   w.open("static void cell" + std::to_string(group.front().cell) + name_suffix +
          "(const void* const* S, void* const* T, const int32_t* const* st, const int32_t* const* dt, int64_t n, "
-         "int64_t part, int64_t parts, int64_t sub, int64_t subs, bool stream)");
+         "int64_t part, int64_t parts, int64_t sub, int64_t subs, " + std::string(block_passes > 0 ? "int64_t inner, int64_t inners, " : "") + "bool stream)");
   w.line("(void)st; (void)dt; (void)n; (void)stream;");
+  if (block_passes > 0) w.line("(void)inner; (void)inners;");
+  // Where the nest does not split its loop inside the flattened ones in block passes, it moves all in the first.
+  bool whole_in_first_pass = false;
+  auto move_whole_in_first_pass = [&]() {
+    if (block_passes == 0 || whole_in_first_pass) return;
+    w.line("if (inner != 0) continue;  // moved whole in the first block pass");
+    whole_in_first_pass = true;
+  };
   if (group.size() > 1) {
     std::string also;
     for (std::size_t k = 1; k < group.size(); ++k) also += (k > 1 ? ", " : "") + std::to_string(group[k].cell);
@@ -2034,7 +2075,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   statements(-1, "return;");
   if (loops == 0) {
     w.line("(void)parts; (void)subs;  // one copy, made by the first part's first pass");
-    w.line("if (part != 0 || sub != 0) return;");
+    w.line(std::string("if (part != 0 || sub != 0") + (block_passes > 0 ? " || inner != 0" : "") + ") return;");
     copies(false);
     w.close();
     return;
@@ -2149,6 +2190,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     statements(static_cast<int>(l), "continue;");
     displacement(l, "E" + std::to_string(l));
   }
+  if (slots || loops <= flat) move_whole_in_first_pass();
   if (slots) print_slot_stage(w, cell, *slots, [&](int level) { statements(level, "continue;"); });
   // Runs shorter than four lines leave the loop's own instructions, not memory, as the bound at one thread:
   // the innermost loop, when it is short and of fixed extent, is unrolled (measured on vllm-paged-legacy's
@@ -2242,8 +2284,12 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   std::optional<SourceBox> lines_box;
   if (!box && members.size() == 1 && !convert) lines_box = pack_lines_box(cell, source_bytes, flat);
   if (lines_box && lines_box->bytes < kStraightBoxBytes) lines_box.reset();
+  // Whether the loop inside the flattened ones is printed plain, so that a block pass can take its share.
+  const bool splits_in_block_passes = (!lines_box || lines_box->level != flat) && (!box || box->level != flat) && pairs != static_cast<int>(flat) &&
+                                      (whole_block == 0 || block.level != flat) && order.level != static_cast<int>(flat);
   for (std::size_t l = flat; l < loops; ++l) {
     const std::string& v = cell.modes[static_cast<std::size_t>(cell.loops[l])].var;
+    if (l == flat && !splits_in_block_passes) move_whole_in_first_pass();
     if (lines_box && l == lines_box->level) {
       w.open("if (stream" + box_moved_whole(cell, *lines_box) + ")");
       print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes);
@@ -2260,6 +2306,10 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
       // The blocks through the block order: the loop counts kv_at, its variable is the block taken.
       w.open("for (int64_t kv_at = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; kv_at < " + v + "_end; ++kv_at)");
       w.line("const int64_t " + v + " = " + in_order("kv_at") + ";");
+    } else if (l == flat && block_passes > 0 && !whole_in_first_pass) {
+      // This block pass's share; the prefetch's bound stays the loop's end.
+      w.open("for (int64_t " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + ", " + v + " = " + v + "_end * inner / inners, " + v +
+             "_stop = " + v + "_end * (inner + 1) / inners; " + v + " < " + v + "_stop; ++" + v + ")");
     } else {
       w.open("for (int64_t " + v + " = 0, " + v + "_end = " + extent(cell, cell.loops[l], kInputs) + "; " + v + " < " + v +
              "_end; ++" + v + ")");
@@ -2625,15 +2675,17 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   }
   auto cpu_order_of = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].cpu_order; };
   auto has_per_cpu_nest = [&](const std::vector<Sibling>& group) { return cpu_order_of(group) != CpuOrder::none; };
+  const bool interleaved = interleaved_passes(plan, groups, sb);
+  const std::int64_t block_passes = interleaved ? block_pass_count(plan.cells[static_cast<std::size_t>(groups.front().front().cell)], sb) : 0;
   for (const auto& group : groups) {
-    print_cell(w, plan, p, group, sb, tb, convert);
+    print_cell(w, plan, p, group, sb, tb, convert, "", block_passes);
     w.line();
     if (has_off_lines_nest(group)) {
-      print_cell(w, off_lines, p, group, sb, tb, convert, "_off_lines");
+      print_cell(w, off_lines, p, group, sb, tb, convert, "_off_lines", block_passes);
       w.line();
     }
     if (has_per_cpu_nest(group)) {
-      print_cell(w, per_cpu, p, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix);
+      print_cell(w, per_cpu, p, group, sb, tb, convert, second_order_names(cpu_order_of(group)).suffix, block_passes);
       w.line();
     }
   }
@@ -2651,14 +2703,23 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
     const SecondOrderNames second = second_order_names(cpu_order_of(group));
     return "(kv_lines && " + second.choice + ".load(std::memory_order_relaxed) ? " + name + second.suffix + " : " + by_target + ")";
   };
-  if (interleaved_passes(plan, groups, sb)) {
+  if (interleaved) {
     // One pass per flattened iteration of the first nest (each nest's part is split as evenly; see print_cell),
-    // at most 2^20 passes, so that a part's length times the pass index stays far inside int64_t.
+    // at most 2^20 passes, so that a part's length times the pass index stays far inside int64_t; and
+    // within each, where the call's CPU takes them (kv_block_passes), one block pass per iteration of the
+    // loop inside (block_pass_count).
     const Cell& first = plan.cells[static_cast<std::size_t>(groups.front().front().cell)];
     w.line("const int64_t kv_total = " + flat_total(first) + ";");
     w.line("const int64_t kv_passes = kv_min(INT64_C(1048576), kv_max(INT64_C(1), kv_total * (part + 1) / parts - kv_total * part / parts));");
     w.open("for (int64_t sub = 0; sub < kv_passes; ++sub)");
-    for (const auto& group : groups) w.line(nest(group) + "(S, T, st, dt, n, part, parts, sub, kv_passes, stream);");
+    if (block_passes > 0) {
+      w.line("const int64_t kv_inners = kv_block_passes.load(std::memory_order_relaxed) ? " + i64(block_passes) + " : INT64_C(1);");
+      w.open("for (int64_t inner = 0; inner < kv_inners; ++inner)");
+      for (const auto& group : groups) w.line(nest(group) + "(S, T, st, dt, n, part, parts, sub, kv_passes, inner, kv_inners, stream);");
+      w.close();
+    } else {
+      for (const auto& group : groups) w.line(nest(group) + "(S, T, st, dt, n, part, parts, sub, kv_passes, stream);");
+    }
     w.close();
   } else {
     for (const auto& group : groups) w.line(nest(group) + "(S, T, st, dt, n, part, parts, 0, 1, stream);");

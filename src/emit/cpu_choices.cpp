@@ -372,6 +372,23 @@ Other CPUs are not measured. On the Zen 4 a hand edit of vllm033-lhbnc -> trtllm
 processes of 5): the 8 KiB blocks of vLLM 0.3.3's LHBNC cache all faster with it (1.02-1.21x /
 1.00-1.30x), the 32 KiB blocks of per-layer caches not (0.86-1.08x), so those no longer carry it
 (kvlayout's emit/cpu.cpp, carries_by_lookup).)"},
+    {.flag = "block_passes",
+     .variable = "KVLAYOUT_BLOCK_PASSES",
+     .amd_avx2 = false,
+     .amd_avx512 = true,
+     .elsewhere = false,
+     .test_switch = ChoiceTestSwitch::second_orders,
+     .read_by = "run_part, where it interleaves nests",
+     .why = R"(Whether a call whose nests run in interleaved passes (a legacy key pack cell beside a value tile over a
+source that interleaves K and V per head) splits each pass again, one block of the loop inside the
+flattened ones at a time (kvlayout's emit/cpu.cpp, block_pass_count: where a flattened iteration reads more
+than 64 KiB), so that each nest reads its half of a block right after the other's: on AMD CPUs with AVX-512,
+unless the environment says KVLAYOUT_BLOCK_PASSES=on or off (the tests run the kernels both ways against the
+byte oracle). Other CPUs are not measured. On the Zen 4 a hand edit of vllm033-lhbnc -> vllm-paged-legacy
+read 0.68x -> 0.84-0.86x of memcpy at one thread; `--ab KVLAYOUT_BLOCK_PASSES=off` (two processes of 5
+interleaved repetitions) over the 7 kernels that take them (vLLM 0.3.3's LHBNC and BHLNC caches into the
+legacy cache, those and the HND-ordered packed caches into llama.cpp's transposed V): 1.05-1.27x /
+0.93-1.25x as fast in block passes, 1.11x / 1.09x at median.)"},
   };
   return choices;
 }

@@ -530,6 +530,62 @@ TEST_CASE("streaming stores, whole-line transposes and blocks read in the source
   }
 }
 
+TEST_CASE("nests interleaved in block passes move exactly the oracle's bytes, with the passes and without", "[emit][kernels]") {
+  // vLLM 0.3.3's LHBNC cache holds a (layer, head)'s blocks of 16 token rows, each K then V: into the legacy
+  // cache (K packs beside V tiles) or llama.cpp's transposed V (K runs beside V's gathered-row tile) the nests
+  // run in interleaved passes, and where one flattened iteration reads more than 64 KiB (here 128 blocks of
+  // 2 KiB) each pass is split again, a block at a time (cpu.cpp's block_pass_count; kv_block_passes). The
+  // tile nest into llama.cpp has no loop inside its flattened ones: it moves whole in the first block pass.
+  spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
+  auto cache = spec::load_cache(catalog.find_cache("small").string());
+  cache.params["head_size"] = 32;
+  cache.params["num_kv_heads"] = 2;
+  cache.params["num_tokens"] = 2048;
+  auto layout = [&](const char* name) { return spec::load_layout(catalog.find_layout(name).string()); };
+  const auto source = layout("vllm033-lhbnc");
+  const enumerate::Enumerated from = enumerate::enumerate_layout(source, cache);
+  std::vector<std::string> sources(1);
+  std::vector<std::pair<std::string, enumerate::Enumerated>> targets;
+  for (const char* target : {"vllm-paged-legacy", "llamacpp-vtrans"}) {
+    const prove::Proof p = prove::prove(source, layout(target), cache);
+    REQUIRE(emit::emittable(p.grade, false));
+    emit::EmitOptions o;
+    o.name = std::string("block_passes_") + (targets.empty() ? "legacy" : "vtrans");
+    o.streaming_from_bytes = 0;
+    const std::string code = emit::emit_kernel(p, o);
+    REQUIRE_THAT(code, Catch::Contains("kv_block_passes.load(std::memory_order_relaxed) ? INT64_C(128) : INT64_C(1)"));
+    if (targets.size() == 1) CHECK_THAT(code, Catch::Contains("if (inner != 0) continue;  // moved whole in the first block pass"));
+    sources[0] += code;
+    targets.emplace_back(o.name, enumerate::enumerate_layout(layout(target), cache));
+  }
+  // The control: LBNHC's (layer, block) holds every head's rows of one block (4 KiB here): no block passes.
+  const prove::Proof control = prove::prove(layout("vllm033-lbnhc"), layout("vllm-paged-legacy"), cache);
+  emit::EmitOptions o;
+  o.streaming_from_bytes = 0;
+  const std::string control_code = emit::emit_kernel(control, o);
+  REQUIRE_THAT(control_code, Catch::Contains("for (int64_t sub = 0; sub < kv_passes; ++sub)"));
+  CHECK_THAT(control_code, !Catch::Contains("kv_block_passes.load"));
+  test::TempDir dir;
+  test::KernelLibrary library(sources, dir.path().string());
+  for (const auto& [name, to] : targets) {
+    test::Kernel kernel = library.find(name);
+    REQUIRE(kernel != nullptr);
+    for (const std::string& variant : test::isa_variants())
+      for (const bool block_passes : {false, true}) {
+        test::ScopedIsa isa(variant, variant != "baseline", block_passes);  // second_orders: KVLAYOUT_BLOCK_PASSES too
+        REQUIRE(std::string(std::getenv("KVLAYOUT_BLOCK_PASSES")) == (block_passes ? "on" : "off"));
+        for (std::size_t k = 0; k < 3; ++k)
+          for (std::int64_t n : {std::int64_t{2048}, std::int64_t{1000}, std::int64_t{37}}) {
+            INFO(name << ", " << variant << " variant, block passes " << block_passes << ", " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
+            test::KernelRun run = test::run_against_oracle(kernel, from, to, k, n, k == 1 ? 3 : 1);
+            CHECK(run.code == 0);
+            CHECK(run.wrong_bytes == 0);
+            CHECK(run.moved > 0);
+          }
+      }
+  }
+}
+
 TEST_CASE("16-byte runs move four by four out of a packed source where both loops divide by 4, else two by two or as the CPU picks, exactly as the oracle", "[emit][kernels]") {
   // The legacy key cache's x-packs (emit/run_pairs.hpp's run_group_side): with 16-slot blocks and 32-element
   // heads both the slot and the pack index divide by 4, and moves out of the cache take 4 x 4 transposes, as
