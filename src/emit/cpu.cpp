@@ -1990,26 +1990,40 @@ bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>
 // two processes of 5 interleaved repetitions, 1 / 2 threads): the 7 whose flattened iteration reads 256 KiB
 // to 1 MiB (vLLM 0.3.3's BHLNC and LHBNC caches into the legacy cache; those, BLHNC, LBHNC and vLLM's packed
 // HND into llama.cpp's transposed V) 1.05-1.27x / 0.93-1.25x as fast in block passes, 1.11x / 1.09x at
-// median; of those of 64 KiB, the rows
+// median; of those of 64 KiB (taken where block_pass_count's two conditions hold), the rows
 // holding every head's K and V (vLLM's packed NHD, 0.3.3's BLNHC and LBNHC, LMCache's packed objects into
 // the legacy cache) 1.09-1.18x / 1.06-1.19x, but a head's rows in one span (0.3.3's BLHNC, LBHNC, vLLM's
 // packed HND) 0.95-1.02x / 0.86-0.98x and LMCache's t2d objects (K and V rows 2 KiB apart) 0.83x /
-// 0.85-0.88x: left in the flattened passes until a rule tells them apart.
+// 0.85-0.88x: the first split (their head loop steps 512 bytes through 4 KiB rows, K and V 256 bytes
+// apart), the others not (a head's rows one 8 KiB span; t2d's K and V 2 KiB apart, its head step 256 bytes).
 constexpr std::int64_t kBlockPassSourceBytes = std::int64_t{64} << 10;
 
 // How many block passes run_part splits each interleaved pass into (print_cell's `block_passes`): one per
-// iteration (at capacity) of the first nest's loop inside its flattened ones, where one flattened iteration
-// reads more than kBlockPassSourceBytes; else 0. Such a pass reads more than the caches keep between the
-// nests (vLLM 0.3.3's LHBNC cache: a (layer, head)'s 128 blocks of 8 KiB, 1 MiB, the K packs' nest reading
-// the first 256 bytes of each 512 and the V tiles' the rest); in block passes each nest reads its half of
-// one block right after the other's. Measured on an AMD EPYC of Zen 4 (a hand edit of vllm033-lhbnc ->
-// vllm-paged-legacy moving each block's K packs and V tiles in turn, 256 MiB, two processes of 7
-// interleaved repetitions, 1 / 2 threads): 0.68x -> 0.84-0.86x of memcpy, 1.25-1.28x / 1.07-1.25x as fast.
-std::int64_t block_pass_count(const Cell& first, int source_bytes) {
+// iteration (at capacity) of the first nest's loop inside its flattened ones, or 0 (none). Taken where one
+// flattened iteration reads more than kBlockPassSourceBytes: such a pass reads more than the caches keep
+// between the nests (vLLM 0.3.3's LHBNC cache: a (layer, head)'s 128 blocks of 8 KiB, 1 MiB, the K packs'
+// nest reading the first 256 bytes of each 512 and the V tiles' the rest); in block passes each nest reads
+// its half of one block right after the other's. Measured on an AMD EPYC of Zen 4 (a hand edit of
+// vllm033-lhbnc -> vllm-paged-legacy moving each block's K packs and V tiles in turn, 256 MiB, two processes
+// of 7 interleaved repetitions, 1 / 2 threads): 0.68x -> 0.84-0.86x of memcpy, 1.25-1.28x / 1.07-1.25x as
+// fast. Below it, only where that loop's iterations interleave in the source (its step is shorter than what
+// an iteration reads: rows holding every head's K and V) and every other nest reads within one step of the
+// first's (K and V of a head side by side), as kBlockPassSourceBytes says.
+std::int64_t block_pass_count(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes) {
+  const Cell& first = plan.cells[static_cast<std::size_t>(groups.front().front().cell)];
   const std::size_t flat = flattened_loops(first);
-  if (first.loops.size() <= flat || bytes_per_iteration(first, static_cast<int>(flat) - 1, source_bytes) <= kBlockPassSourceBytes) return 0;
-  const std::int64_t count = first.modes[static_cast<std::size_t>(first.loops[flat])].extent;
-  return count > 1 ? count : 0;
+  if (first.loops.size() <= flat) return 0;
+  const int m = first.loops[flat];
+  const std::int64_t count = first.modes[static_cast<std::size_t>(m)].extent;
+  if (count <= 1) return 0;
+  if (bytes_per_iteration(first, static_cast<int>(flat) - 1, source_bytes) > kBlockPassSourceBytes) return count;
+  const std::int64_t step = std::abs(first.source.stride[static_cast<std::size_t>(m)]) * source_bytes;
+  if (step == 0 || step >= bytes_per_iteration(first, static_cast<int>(flat), source_bytes)) return 0;
+  for (const auto& group : groups) {
+    const SideForm& other = plan.cells[static_cast<std::size_t>(group.front().cell)].source;
+    if (other.tensor != first.source.tensor || std::abs(other.constant - first.source.constant) * source_bytes > step) return 0;
+  }
+  return count;
 }
 
 bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes) {
@@ -2676,7 +2690,7 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
   auto cpu_order_of = [&](const std::vector<Sibling>& group) { return plan.cells[static_cast<std::size_t>(group.front().cell)].cpu_order; };
   auto has_per_cpu_nest = [&](const std::vector<Sibling>& group) { return cpu_order_of(group) != CpuOrder::none; };
   const bool interleaved = interleaved_passes(plan, groups, sb);
-  const std::int64_t block_passes = interleaved ? block_pass_count(plan.cells[static_cast<std::size_t>(groups.front().front().cell)], sb) : 0;
+  const std::int64_t block_passes = interleaved ? block_pass_count(plan, groups, sb) : 0;
   for (const auto& group : groups) {
     print_cell(w, plan, p, group, sb, tb, convert, "", block_passes);
     w.line();

@@ -382,13 +382,15 @@ processes of 5): the 8 KiB blocks of vLLM 0.3.3's LHBNC cache all faster with it
      .why = R"(Whether a call whose nests run in interleaved passes (a legacy key pack cell beside a value tile over a
 source that interleaves K and V per head) splits each pass again, one block of the loop inside the
 flattened ones at a time (kvlayout's emit/cpu.cpp, block_pass_count: where a flattened iteration reads more
-than 64 KiB), so that each nest reads its half of a block right after the other's: on AMD CPUs with AVX-512,
+than 64 KiB, or that loop's steps interleave in the source), so that each nest reads its half of a block right
+after the other's: on AMD CPUs with AVX-512,
 unless the environment says KVLAYOUT_BLOCK_PASSES=on or off (the tests run the kernels both ways against the
 byte oracle). Other CPUs are not measured. On the Zen 4 a hand edit of vllm033-lhbnc -> vllm-paged-legacy
 read 0.68x -> 0.84-0.86x of memcpy at one thread; `--ab KVLAYOUT_BLOCK_PASSES=off` (two processes of 5
-interleaved repetitions) over the 7 kernels that take them (vLLM 0.3.3's LHBNC and BHLNC caches into the
-legacy cache, those and the HND-ordered packed caches into llama.cpp's transposed V): 1.05-1.27x /
-0.93-1.25x as fast in block passes, 1.11x / 1.09x at median.)"},
+interleaved repetitions) over the 11 kernels that take them (vLLM 0.3.3's LHBNC, BHLNC, BLNHC and LBNHC
+caches, vLLM's packed NHD and LMCache's packed objects into the legacy cache; 0.3.3's LHBNC, BHLNC, BLHNC,
+LBHNC and vLLM's packed HND into llama.cpp's transposed V): 1.05-1.27x / 0.93-1.25x as fast in block passes,
+1.10x / 1.08x at median, all faster at one thread.)"},
   };
   return choices;
 }

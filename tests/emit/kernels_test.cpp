@@ -536,30 +536,36 @@ TEST_CASE("nests interleaved in block passes move exactly the oracle's bytes, wi
   // run in interleaved passes, and where one flattened iteration reads more than 64 KiB (here 128 blocks of
   // 2 KiB) each pass is split again, a block at a time (cpu.cpp's block_pass_count; kv_block_passes). The
   // tile nest into llama.cpp has no loop inside its flattened ones: it moves whole in the first block pass.
+  // LBNHC's rows hold every head's K and V, so its head loop's passes interleave in the source: split too.
   spec::Catalog catalog(KVLAYOUT_SPECS_DIR);
   auto cache = spec::load_cache(catalog.find_cache("small").string());
   cache.params["head_size"] = 32;
   cache.params["num_kv_heads"] = 2;
   cache.params["num_tokens"] = 2048;
   auto layout = [&](const char* name) { return spec::load_layout(catalog.find_layout(name).string()); };
-  const auto source = layout("vllm033-lhbnc");
-  const enumerate::Enumerated from = enumerate::enumerate_layout(source, cache);
+  struct Case {
+    std::string name, passes;
+    enumerate::Enumerated from, to;
+  };
+  std::vector<Case> cases;
   std::vector<std::string> sources(1);
-  std::vector<std::pair<std::string, enumerate::Enumerated>> targets;
-  for (const char* target : {"vllm-paged-legacy", "llamacpp-vtrans"}) {
-    const prove::Proof p = prove::prove(source, layout(target), cache);
+  for (const auto& [from, to, passes] : {std::tuple{"vllm033-lhbnc", "vllm-paged-legacy", "INT64_C(128)"}, std::tuple{"vllm033-lhbnc", "llamacpp-vtrans", "INT64_C(128)"},
+                                         std::tuple{"vllm033-lbnhc", "vllm-paged-legacy", "INT64_C(2)"}}) {
+    const prove::Proof p = prove::prove(layout(from), layout(to), cache);
     REQUIRE(emit::emittable(p.grade, false));
     emit::EmitOptions o;
-    o.name = std::string("block_passes_") + (targets.empty() ? "legacy" : "vtrans");
+    o.name = "block_passes_" + std::to_string(cases.size());
     o.streaming_from_bytes = 0;
     const std::string code = emit::emit_kernel(p, o);
-    REQUIRE_THAT(code, Catch::Contains("kv_block_passes.load(std::memory_order_relaxed) ? INT64_C(128) : INT64_C(1)"));
-    if (targets.size() == 1) CHECK_THAT(code, Catch::Contains("if (inner != 0) continue;  // moved whole in the first block pass"));
+    INFO(from << " -> " << to);
+    REQUIRE_THAT(code, Catch::Contains(std::string("kv_block_passes.load(std::memory_order_relaxed) ? ") + passes + " : INT64_C(1)"));
+    if (std::string(to) == "llamacpp-vtrans") CHECK_THAT(code, Catch::Contains("if (inner != 0) continue;  // moved whole in the first block pass"));
     sources[0] += code;
-    targets.emplace_back(o.name, enumerate::enumerate_layout(layout(target), cache));
+    cases.push_back({o.name, passes, enumerate::enumerate_layout(layout(from), cache), enumerate::enumerate_layout(layout(to), cache)});
   }
-  // The control: LBNHC's (layer, block) holds every head's rows of one block (4 KiB here): no block passes.
-  const prove::Proof control = prove::prove(layout("vllm033-lbnhc"), layout("vllm-paged-legacy"), cache);
+  // The control: LBHNC's block holds a head's rows in one span (its head loop steps past what an iteration
+  // reads), and its flattened iteration reads 8 KiB here: no block passes.
+  const prove::Proof control = prove::prove(layout("vllm033-lbhnc"), layout("vllm-paged-legacy"), cache);
   emit::EmitOptions o;
   o.streaming_from_bytes = 0;
   const std::string control_code = emit::emit_kernel(control, o);
@@ -567,7 +573,8 @@ TEST_CASE("nests interleaved in block passes move exactly the oracle's bytes, wi
   CHECK_THAT(control_code, !Catch::Contains("kv_block_passes.load"));
   test::TempDir dir;
   test::KernelLibrary library(sources, dir.path().string());
-  for (const auto& [name, to] : targets) {
+  for (const Case& c : cases) {
+    const std::string& name = c.name;
     test::Kernel kernel = library.find(name);
     REQUIRE(kernel != nullptr);
     for (const std::string& variant : test::isa_variants())
@@ -577,7 +584,7 @@ TEST_CASE("nests interleaved in block passes move exactly the oracle's bytes, wi
         for (std::size_t k = 0; k < 3; ++k)
           for (std::int64_t n : {std::int64_t{2048}, std::int64_t{1000}, std::int64_t{37}}) {
             INFO(name << ", " << variant << " variant, block passes " << block_passes << ", " << enumerate::table_choice_name(k) << " tables, num_tokens " << n);
-            test::KernelRun run = test::run_against_oracle(kernel, from, to, k, n, k == 1 ? 3 : 1);
+            test::KernelRun run = test::run_against_oracle(kernel, c.from, c.to, k, n, k == 1 ? 3 : 1);
             CHECK(run.code == 0);
             CHECK(run.wrong_bytes == 0);
             CHECK(run.moved > 0);
