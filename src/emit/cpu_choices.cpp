@@ -424,8 +424,10 @@ std::string cpu_choice_declarations(const std::vector<CpuChoice>& choices) {
   return out;
 }
 
-void print_choice_stores(CodeWriter& w) {
-  for (const CpuChoice& c : cpu_choices())
+void print_choice_stores(CodeWriter& w) { print_choice_stores(w, cpu_choices()); }
+
+void print_choice_stores(CodeWriter& w, const std::vector<CpuChoice>& choices) {
+  for (const CpuChoice& c : choices)
     w.line(std::string("kv_") + c.flag + ".store(kv_" + c.flag + "_wanted(), std::memory_order_relaxed);");
 }
 

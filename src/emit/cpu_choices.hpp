@@ -60,5 +60,6 @@ std::string cpu_choice_declarations(const std::vector<CpuChoice>& choices);
 // kv_run_part's stores, one a choice: kv_<flag>.store(kv_<flag>_wanted(), ...), made before a call's
 // threads start.
 void print_choice_stores(CodeWriter& w);
+void print_choice_stores(CodeWriter& w, const std::vector<CpuChoice>& choices);
 
 }  // namespace kvlayout::emit

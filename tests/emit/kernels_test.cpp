@@ -22,6 +22,7 @@
 
 #include "certificate/matrix.hpp"
 #include "emit/code_key.hpp"
+#include "emit/cpu_choices.hpp"
 #include "emit/emit.hpp"
 #include "emit/kernel_fixture.hpp"
 #include "emit/plan.hpp"
@@ -421,6 +422,27 @@ TEST_CASE("one kernel's code under two names has one code key, two pairs' kernel
   std::string recoded = a;
   recoded.insert(recoded.rfind("\nextern \"C\" int ") + 1, "static int kv_one_more_line = 0;\n");
   CHECK(emit::kernel_code_digest(recoded, "kernel_1_2") != emit::kernel_code_digest(a, "kernel_1_2"));
+  // A per-CPU choice the kernel does not read, added to the table, leaves its digest as it was (each digest
+  // taken with the table its kernel was emitted with); a choice it reads with its values changed does not
+  // (the control).
+  auto with_choices = [&](const std::vector<emit::CpuChoice>& table) {
+    std::string text = a;
+    const std::string declarations = emit::cpu_choice_declarations();
+    const std::size_t at = text.find(declarations);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, declarations.size(), emit::cpu_choice_declarations(table));
+    return text;
+  };
+  std::vector<emit::CpuChoice> more = emit::cpu_choices();
+  more.push_back({.flag = "unread_choice", .variable = "KVLAYOUT_UNREAD", .amd_avx2 = true, .amd_avx512 = true, .elsewhere = true,
+                  .test_switch = emit::ChoiceTestSwitch::prefetches, .read_by = "nothing", .why = "A control."});
+  std::string added = with_choices(more);
+  added.insert(added.find("kv_avx512.store("), "kv_unread_choice.store(kv_unread_choice_wanted(), std::memory_order_relaxed);\n  ");
+  CHECK(emit::kernel_code_digest(added, "kernel_1_2", more) == emit::kernel_code_digest(a, "kernel_1_2"));
+  std::vector<emit::CpuChoice> flipped = emit::cpu_choices();
+  REQUIRE(a.find("kv_" + std::string(flipped.front().flag) + ".load(") != std::string::npos);  // every kernel's run prefetch reads it
+  flipped.front().elsewhere = !flipped.front().elsewhere;
+  CHECK(emit::kernel_code_digest(with_choices(flipped), "kernel_1_2", flipped) != emit::kernel_code_digest(a, "kernel_1_2"));
 }
 
 TEST_CASE("streaming stores, whole-line transposes and blocks read in the source's order move exactly the oracle's bytes", "[emit][kernels]") {
