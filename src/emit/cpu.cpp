@@ -1983,8 +1983,6 @@ std::string flat_total(const Cell& cell) {
 // nothing (llamacpp-vtrans -> vllm-packed-nhd, vllm-paged-legacy -> vllm033-lbnhc), so they stay apart.
 // The passes share pages only where the nests walk the source in the same outer order: cpu_kernel aligns
 // a runs cell's loops with the tile's first (emit/pass_alignment.hpp).
-bool interleaved_passes(const Plan& plan, const std::vector<std::vector<Sibling>>& groups, int source_bytes);
-
 // The flattened iteration's source above which interleaved nests run in block passes (block_pass_count).
 // Over the 15 kernels with interleaved passes (`--ab KVLAYOUT_BLOCK_PASSES=off` with every one split, Zen 4,
 // two processes of 5 interleaved repetitions, 1 / 2 threads): the 7 whose flattened iteration reads 256 KiB
