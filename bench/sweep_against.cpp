@@ -77,14 +77,14 @@ Against compare_against(const spec::Json& rows, const spec::Json& reference) {
   for (const auto& [n, now] : ratios_now) {
     AgainstThreads& t = out.threads[n];
     t.unchanged = unchanged[n].group(), t.changed = changed[n].group(), t.unknown = unknown[n].group();
-    if (t.unchanged.pairs > 0 && t.changed.pairs > 0) t.changed_over_drift = t.changed.geometric_mean / t.unchanged.geometric_mean;
-    const double drift = t.unchanged.pairs > 0 ? t.unchanged.geometric_mean : 1;
+    t.drift = t.unchanged.geometric_mean;  // 1 where no pair is unchanged
+    if (t.unchanged.pairs > 0 && t.changed.pairs > 0) t.changed_over_drift = t.changed.geometric_mean / t.drift;
     t.below_0_8 = static_cast<std::size_t>(std::count_if(now.begin(), now.end(), [](double r) { return r < 0.8; }));
-    t.below_0_8_at_reference_state = static_cast<std::size_t>(std::count_if(now.begin(), now.end(), [&](double r) { return r / drift < 0.8; }));
+    t.below_0_8_at_reference_state = static_cast<std::size_t>(std::count_if(now.begin(), now.end(), [&](double r) { return r / t.drift < 0.8; }));
   }
   for (auto& [name, per_threads] : changed_ratios) {
     ChangedPair c{name, {}};
-    for (const auto& [n, ratio] : per_threads) c.over_drift[n] = ratio / (out.threads[n].unchanged.pairs > 0 ? out.threads[n].unchanged.geometric_mean : 1);
+    for (const auto& [n, ratio] : per_threads) c.over_drift[n] = ratio / out.threads[n].drift;
     out.changed.push_back(std::move(c));
   }
   std::sort(out.changed.begin(), out.changed.end(), [](const ChangedPair& a, const ChangedPair& b) {
@@ -101,6 +101,7 @@ spec::Json against_json(const Against& against) {
     out[std::to_string(n)] = {{"unchanged", group(t.unchanged)},
                               {"changed", group(t.changed)},
                               {"unknown", group(t.unknown)},
+                              {"drift", t.drift},
                               {"changed_over_drift", t.changed_over_drift},
                               {"below_0_8", t.below_0_8},
                               {"below_0_8_at_reference_state", t.below_0_8_at_reference_state}};

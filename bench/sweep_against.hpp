@@ -24,7 +24,8 @@ struct AgainstThreads {
   DriftGroup unchanged;  // same kernel code in both: the machine's drift
   DriftGroup changed;    // different kernel code
   DriftGroup unknown;    // the reference records no digest (a sweep from before digests)
-  double changed_over_drift = 1;   // changed's mean over unchanged's (1 where either is empty)
+  double drift = 1;                // unchanged's mean (1 where it is empty)
+  double changed_over_drift = 1;   // changed's mean over the drift (1 where either group is empty)
   std::size_t below_0_8 = 0;       // this sweep's pairs under 0.8x of memcpy
   std::size_t below_0_8_at_reference_state = 0;  // those under 0.8x once divided by the drift
 };
