@@ -29,23 +29,23 @@ struct RunAddress {
   std::string source_pointer = pointer_name(true), target_pointer = pointer_name(false);
   std::int64_t source_shift = 0, target_shift = 0;
   bool prefetch_next_instance = false;  // prefetches read next_instance_pointer's instance (PrefetchStep::next_instance)
-  // The per-call choice (an atomic of the generated file) under which the step prefetches run, or empty
-  // where they run on every CPU (prefetch_choice).
+  // The flag of the per-call choice (cpu_choices.hpp) under which the step prefetches run, or empty where
+  // they run on every CPU (prefetch_choice).
   std::string prefetch_choice;
 };
 
-// The per-call choice a step prefetch runs under: kv_table_free_prefetches (PrefetchStep::where_cpu_picks),
-// kv_page_hop_prefetches (on_page_hops), or none.
+// The per-call choice a step prefetch runs under: table_free_prefetches (PrefetchStep::where_cpu_picks),
+// page_hop_prefetches (on_page_hops), or none.
 std::string prefetch_choice(const PrefetchStep& step) {
-  if (step.where_cpu_picks) return "kv_table_free_prefetches";
-  if (step.on_page_hops) return "kv_page_hop_prefetches";
+  if (step.where_cpu_picks) return "table_free_prefetches";
+  if (step.on_page_hops) return "page_hop_prefetches";
   return "";
 }
 
 // A statement prefetching `at`'s source a step ahead (its next_displacement_name()), as printed: under
 // the per-call choice kv_table_free_prefetches or kv_page_hop_prefetches where the step is the CPU's to pick.
 std::string step_prefetch(const RunAddress& at, const std::string& statement) {
-  return at.prefetch_choice.empty() ? statement : "if (" + at.prefetch_choice + ".load(std::memory_order_relaxed)) " + statement;
+  return at.prefetch_choice.empty() ? statement : "if (" + cpu_choice_load(at.prefetch_choice) + ") " + statement;
 }
 
 // The source pointer a prefetch of `at` reads from: its own, or the instance ahead (next_instance_pointer).
@@ -503,7 +503,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   // so every address prefetched is one the kernel reads.
   auto print_next_fold_prefetch = [&](const Mode& fold) {
     const std::int64_t fold_step = cell.source.stride[static_cast<std::size_t>(cell.tile_folded)];
-    w.open("if (kv_ridden_row_prefetches.load(std::memory_order_relaxed))");
+    w.open("if (" + cpu_choice_load("ridden_row_prefetches") + ")");
     w.line("const bool kv_last = " + fold.var + " + 1 == " + i64(fold.extent) + ";");
     w.line("const int64_t kv_next_step = kv_last ? 0 : (" + fold.var + " + 1) * " + i64(fold_step) + ";");
     w.line("const int64_t kv_next_first = kv_last ? across0 + 32 : across0;");
@@ -602,7 +602,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     const bool straight_alternative = rows_box >= kStraightBoxBytes;
     const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;";  // both ways' steps
     if (straight_alternative) {
-      w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+      w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
       w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
       w.line(step);
       w.line("kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * " + tb + "}, " + from + " + across_at * " + i64(source_row) + ") * " + sb +
@@ -657,7 +657,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
   const bool sparse_target_rows = cell.tile_target_rows_gathered && !cell.tile_source_rows_gathered && !gathered_rows_dense(cell, false);
   const bool alternative = has_staged_bursts(cell, source_bytes) || staged_with_gather || sparse_target_rows;
   if (alternative) {
-    w.open(sparse_target_rows ? "if (kv_sparse_rows_whole.load(std::memory_order_relaxed))" : "if (kv_staged_bursts.load(std::memory_order_relaxed))");
+    w.open("if (" + cpu_choice_load(sparse_target_rows ? "sparse_rows_whole" : "staged_bursts") + ")");
     if (sparse_target_rows) sparse_rows_whole();
     else if (cell.tile_source_rows_gathered) staged_source_chunks(staged_with_gather);
     else staged_target_chunks();
@@ -787,7 +787,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
                                         std::to_string(source_bytes) + ");"));
       return;
     }
-    w.line(step_prefetch(at, "if (kv_row_prefetches.load(std::memory_order_relaxed)) for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
+    w.line(step_prefetch(at, "if (" + cpu_choice_load("row_prefetches") + ") for (int64_t r = 0; r < " + i64(rows) + "; ++r) kv_prefetch<" + std::to_string(row_elements * source_bytes) + ">(" + ps + " + (" +
            next_displacement_name() + from + " + r * " + i64(row_stride) + ") * " + std::to_string(source_bytes) + ");"));
   };
   const std::string d = address(at, false, final_offset(cell, false), target_bytes);
@@ -866,7 +866,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;";
         const bool straight_alternative = box_bytes >= kStraightBoxBytes;
         if (straight_alternative) {
-          w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+          w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
           w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
           w.line(step);
           transposes(d, "across_at", true);
@@ -1848,7 +1848,7 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
   constexpr std::int64_t kStepBytes = 1024, kPacksPerStep = 4;
   const int around = static_cast<int>(box.level) - 1;
   const Mode& row = cell.modes[static_cast<std::size_t>(lines.row_mode)];
-  w.open("if (!kv_staged_boxes.load(std::memory_order_relaxed))");
+  w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
   if (box.row_mode >= 0) {
     w.line("char* kv_rows[" + std::to_string(row.extent) + "];");
     w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
@@ -2141,7 +2141,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   if (order.level >= 0) {
     w.line("// The blocks in the order of their table entries where the call's CPU picks it (kv_blocks_in_order).");
     // Not in interleaved passes (subs > 1), each of which would sort the table again.
-    w.line("const bool kv_by_blocks = subs == 1 && kv_blocks_in_order.load(std::memory_order_relaxed);");
+    w.line("const bool kv_by_blocks = subs == 1 && " + cpu_choice_load("blocks_in_order") + ";");
     w.line("std::vector<int32_t> kv_order;");
     w.open("if (kv_by_blocks)");
     w.line("kv_order.resize(static_cast<size_t>(" + extent(cell, cell.loops[static_cast<std::size_t>(order.level)], kInputs) + "));");
@@ -2185,7 +2185,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   auto displacement = [&](std::size_t l, const std::string& bound, bool nested = false) {
     if (static_cast<int>(l) != prefetch) return;
     const Carry carry{nested && l > flat ? cell.modes[static_cast<std::size_t>(cell.loops[l - 1])].var + "_end" : std::string(), carries_by_stride,
-                      carries_by_lookup, "kv_lookup_carried_prefetches"};
+                      carries_by_lookup, "lookup_carried_prefetches"};
     const std::string next = next_displacement(cell, step, kInputs, bound, carry);
     // Blocks in the source's order: the next is the next physical block.
     w.line("const int64_t " + next_displacement_name() + " = " + (order.level == static_cast<int>(l) ? "kv_by_blocks ? " + i64(order.next_block) + " : (" + next + ")" : next) + ";");
@@ -2272,7 +2272,7 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
       for (std::size_t l = static_cast<std::size_t>(pairs); l < loops; ++l) w.close();
     };
     if (quads_alternative) {
-      w.open("if (kv_run_quads.load(std::memory_order_relaxed))");
+      w.open("if (" + cpu_choice_load("run_quads") + ")");
       nest(4);
       w.close();
       w.open("else");
@@ -2635,17 +2635,17 @@ __attribute__((target("avx512f,avx512bw"))) static void kv_transpose_lines16_avx
 
 )";
 
-// The name suffix of a nest printed in a cell's second order, and the per-CPU choice (an atomic of the
-// generated file) that takes it: one row per CpuOrder, so that a new one cannot borrow another's choice.
+// The name suffix of a nest printed in a cell's second order, and the flag of the per-CPU choice
+// (cpu_choices.hpp) that takes it: one row per CpuOrder, so that a new one cannot borrow another's choice.
 struct SecondOrderNames {
   std::string suffix, choice;
 };
 SecondOrderNames second_order_names(CpuOrder order) {
   switch (order) {
-    case CpuOrder::by_source: return {"_by_source", "kv_reads_by_source"};
-    case CpuOrder::instance_groups: return {"_in_groups", "kv_instance_groups"};
-    case CpuOrder::read_streams_in_groups: return {"_in_groups", "kv_read_streams_in_groups"};
-    case CpuOrder::interleaved_rows: return {"_interleaved_rows", "kv_interleaved_rows"};
+    case CpuOrder::by_source: return {"_by_source", "reads_by_source"};
+    case CpuOrder::instance_groups: return {"_in_groups", "instance_groups"};
+    case CpuOrder::read_streams_in_groups: return {"_in_groups", "read_streams_in_groups"};
+    case CpuOrder::interleaved_rows: return {"_interleaved_rows", "interleaved_rows"};
     case CpuOrder::none: break;
   }
   throw std::logic_error("a cell without a second order has no second nest");
@@ -2713,7 +2713,7 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
     const std::string by_target = has_off_lines_nest(group) ? "(kv_lines ? " + name + " : " + name + "_off_lines)" : name;
     if (!has_per_cpu_nest(group)) return by_target;
     const SecondOrderNames second = second_order_names(cpu_order_of(group));
-    return "(kv_lines && " + second.choice + ".load(std::memory_order_relaxed) ? " + name + second.suffix + " : " + by_target + ")";
+    return "(kv_lines && " + cpu_choice_load(second.choice) + " ? " + name + second.suffix + " : " + by_target + ")";
   };
   if (interleaved) {
     // One pass per flattened iteration of the first nest (each nest's part is split as evenly; see print_cell),
@@ -2725,7 +2725,7 @@ void print_variant(CodeWriter& w, const prove::Proof& p, const Plan& plan, bool 
     w.line("const int64_t kv_passes = kv_min(INT64_C(1048576), kv_max(INT64_C(1), kv_total * (part + 1) / parts - kv_total * part / parts));");
     w.open("for (int64_t sub = 0; sub < kv_passes; ++sub)");
     if (block_passes > 0) {
-      w.line("const int64_t kv_inners = kv_block_passes.load(std::memory_order_relaxed) ? " + i64(block_passes) + " : INT64_C(1);");
+      w.line("const int64_t kv_inners = " + cpu_choice_load("block_passes") + " ? " + i64(block_passes) + " : INT64_C(1);");
       w.open("for (int64_t inner = 0; inner < kv_inners; ++inner)");
       for (const auto& group : groups) w.line(nest(group) + "(S, T, st, dt, n, part, parts, sub, kv_passes, inner, kv_inners, stream);");
       w.close();

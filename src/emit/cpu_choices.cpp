@@ -402,6 +402,12 @@ std::vector<std::string> cpu_choice_variables() {
   return variables;
 }
 
+std::string cpu_choice_load(const std::string& flag) {
+  for (const CpuChoice& c : cpu_choices())
+    if (flag == c.flag) return "kv_" + flag + ".load(std::memory_order_relaxed)";
+  throw std::logic_error("no per-CPU choice has the flag " + flag);
+}
+
 ChoiceTestSwitch test_switch_of(const std::string& variable) {
   for (const CpuChoice& c : cpu_choices())
     if (variable == c.variable) return c.test_switch;

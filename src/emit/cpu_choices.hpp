@@ -57,6 +57,12 @@ ChoiceTestSwitch test_switch_of(const std::string& variable);
 std::string cpu_choice_declarations();
 std::string cpu_choice_declarations(const std::vector<CpuChoice>& choices);
 
+// The generated kernel's read of choice `flag`'s atomic: "kv_<flag>.load(std::memory_order_relaxed)". What the
+// printer writes wherever a kernel takes a choice, so that a flag the table does not declare cannot be
+// printed into a kernel (which would then read an undeclared atomic). @pre `flag` is a flag of
+// cpu_choices(); else std::logic_error.
+std::string cpu_choice_load(const std::string& flag);
+
 // kv_run_part's stores, one a choice: kv_<flag>.store(kv_<flag>_wanted(), ...), made before a call's
 // threads start.
 void print_choice_stores(CodeWriter& w);

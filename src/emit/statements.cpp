@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "emit/code_writer.hpp"
+#include "emit/cpu_choices.hpp"
 #include "expr/c_print.hpp"
 
 namespace kvlayout::emit {
@@ -433,7 +434,7 @@ std::string next_displacement(const Cell& cell, const PrefetchStep& step, const 
   if (carries && carry.by_stride && steps_source_by_stride(cell, outer)) {
     carried = "(" + outer_var + " + 1 < " + outer_bound + " ? " + back_to_first(atoms_moved_to("INT64_C(0)")) + " : INT64_C(0))";
   } else if (carries && carry.by_lookup && read_by_step_lookup_alone(cell, outer, step.level)) {
-    std::string next_holds = (carry.lookup_choice.empty() ? "" : carry.lookup_choice + ".load(std::memory_order_relaxed) && ") + outer_var + " + 1 < " + outer_bound;
+    std::string next_holds = (carry.lookup_choice.empty() ? "" : cpu_choice_load(carry.lookup_choice) + " && ") + outer_var + " + 1 < " + outer_bound;
     for (const auto& c : cell.coords) {
       const std::string least = least_value(cell, c, step.level - 1, "(" + outer_var + " + 1)");
       if (!least.empty() && level_reads_digit_of(cell, c, step.level))

@@ -131,7 +131,7 @@ struct Carry {
   std::string outer_bound;    // the enclosing loop's end as printed around the step's; empty: no carry
   bool by_stride = true;      // an enclosing loop that steps the source by a stride alone carries it
   bool by_lookup = true;      // an enclosing loop read by the step's own lookup alone carries it
-  std::string lookup_choice;  // the per-call choice (an atomic of the generated file) a carry through the
+  std::string lookup_choice;  // the flag of the per-call choice (cpu_choices.hpp) a carry through the
                               // step's own lookup runs under; empty: always
 };
 // The source displacement `step` prefetches: an expression, 0 where the loop has fewer than

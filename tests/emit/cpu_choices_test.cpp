@@ -100,6 +100,19 @@ TEST_CASE("the per-CPU choices: one atomic each, one test switch per variable, o
   CHECK_THROWS_AS(emit::test_switch_of("KVLAYOUT_NOT_A_CHOICE"), std::logic_error);
 }
 
+TEST_CASE("the printer reads a choice only through the table: a flag it does not declare is refused", "[emit][cpu_choices]") {
+  // What a kernel reads (cpu_choice_load) is the atomic the table declares, for every flag.
+  const std::string declarations = emit::cpu_choice_declarations();
+  for (const CpuChoice& c : emit::cpu_choices()) {
+    const std::string load = emit::cpu_choice_load(c.flag);
+    CHECK(load == std::string("kv_") + c.flag + ".load(std::memory_order_relaxed)");
+    CHECK(declarations.find("static std::atomic<bool> kv_" + std::string(c.flag) + "{") != std::string::npos);
+  }
+  // Controls: a flag the table lacks, and the atomic's name in place of the flag, are refused.
+  CHECK_THROWS_AS(emit::cpu_choice_load("not_a_choice"), std::logic_error);
+  CHECK_THROWS_AS(emit::cpu_choice_load("kv_block_passes"), std::logic_error);
+}
+
 TEST_CASE("the generated choice functions take the table's class on this CPU and each forced value", "[emit][cpu_choices]") {
   const std::vector<CpuChoice>& choices = emit::cpu_choices();
   const int all = (1 << choices.size()) - 1;

@@ -801,7 +801,7 @@ TEST_CASE("a short lookup loop's prefetch carries through the table into an encl
         " : (kv_lookup_carried_prefetches.load(std::memory_order_relaxed) && token_div32 + 1 < token_div32_end && (token_div32 + 1) * INT64_C(32) <= "
         "kv_min(INT64_C(131071), n - 1) ? (static_cast<int64_t>(st[0][(INT64_C(0) + ((token_div32 + 1) * INT64_C(2)))]) - aS0) * INT64_C(4096) : "
         "INT64_C(0))";
-    const emit::Carry carry{"token_div32_end", false, true, "kv_lookup_carried_prefetches"};
+    const emit::Carry carry{"token_div32_end", false, true, "lookup_carried_prefetches"};
     CHECK_THAT(emit::next_displacement(c, step, in, "token_div16_mod2_end", carry), Catch::EndsWith(carried));
     // Unguarded where no choice is named; nothing past the last iteration where no enclosing loop is.
     CHECK_THAT(emit::next_displacement(c, step, in, "token_div16_mod2_end", {"token_div32_end", false, true, ""}),
@@ -820,7 +820,7 @@ TEST_CASE("a short lookup loop's prefetch carries through the table into an encl
     const emit::Inputs in{"S", "T", "st", "dt", "n"};
     const std::string outer_end = c.modes[static_cast<std::size_t>(c.loops[static_cast<std::size_t>(step.level - 1)])].var + "_end";
     // The enclosing loop would carry it were the caller to ask (it is read by the same lookup alone) ...
-    REQUIRE_THAT(emit::next_displacement(c, step, in, "bound", {outer_end, false, true, "kv_lookup_carried_prefetches"}),
+    REQUIRE_THAT(emit::next_displacement(c, step, in, "bound", {outer_end, false, true, "lookup_carried_prefetches"}),
                  Catch::Contains("kv_lookup_carried_prefetches.load"));
     // ... and the printer does not.
     CHECK_THAT(kernel_code(p), !Catch::Contains("kv_lookup_carried_prefetches.load(std::memory_order_relaxed) &&"));
