@@ -817,6 +817,18 @@ int grouped_instance_coord(const Cell& cell, std::int64_t element_bytes) {
 // The most values phase 5h walks innermost: K and V.
 constexpr std::int64_t kMostInterleavedValues = 2;
 
+// Phase 5h from inside the outermost loop: the source holds the loop's values at least kLeastApartInSource
+// bytes apart (FlashInfer's pages: a page's K, then its V, 32 KiB each), and the runs are at least
+// kLeastInnerInterleavedRun bytes (a token's heads whole). Measured on the Zen 4 (2026-12-07,
+// kvlayout_bench_sweep --ab KVLAYOUT_INTERLEAVED_ROWS=off, 256 MiB, two processes of 5 interleaved
+// repetitions, 1 / 2 threads) over the 37 distinct kernels where a loop inside qualified without the run
+// condition: 2 KiB runs, FlashInfer's NHD pages into LMCache's t2d objects (a token's K row next to its V
+// row), 1.24-1.32x / 1.17-1.21x as fast (0.77x -> 0.99x of memcpy at one thread); 256-byte runs (a head's,
+// into vLLM's packed pages, vLLM 0.3.3's, LMCache's packed and t2d objects) 0.93x / 0.96x at median, faster
+// in 10-13 of 36, 0.63-1.28x / 0.83-1.16x.
+constexpr std::int64_t kLeastApartInSource = kPageBytes;
+constexpr std::int64_t kLeastInnerInterleavedRun = 2048;
+
 // Phase 5h: a runs cell whose outermost loop takes at most kMostInterleavedValues values that the target
 // interleaves within a page (kPageBytes; each row holds a head's K, then its V: vLLM's packed K/V pages,
 // vLLM 0.3.3's) carries a second order with that loop innermost, just outside the run
@@ -830,26 +842,41 @@ constexpr std::int64_t kMostInterleavedValues = 2;
 // LMCache's packed and t2d objects; all 256-byte runs but one): 1.21x / 1.04-1.05x as fast at median,
 // faster in 30 / 27-28 of 32, 0.88-1.40x / 0.93-1.43x (sglang-host-page-first -> vllm-packed-nhd 0.84x ->
 // 1.12x of memcpy at one thread; the two slower, -> vllm033-lbnhc and -> lmcache056-packed, at 1.14-1.26x of
-// memcpy either way). Not measured elsewhere (kv_interleaved_rows, emit/cpu.cpp).
+// memcpy either way). Not measured elsewhere (kv_interleaved_rows, emit/cpu.cpp). A loop further in takes
+// the same order where the source holds its values a page or more apart and the runs are long
+// (kLeastApartInSource): FlashInfer's NHD pages into LMCache's t2d objects, walked by page, then K's and
+// V's 16 rows (32 KiB each), so each 4 KiB target row was written in two passes 32 KiB apart.
 // @post where cpu_order was none and the loop qualifies, cpu_loops is loops with that loop moved last.
 void add_interleaved_rows_order(Cell& cell, std::int64_t element_bytes) {
   if (cell.cpu_order != CpuOrder::none || cell.run.empty() || cell.tile_target_contiguous >= 0 || cell.loops.size() < 2) return;
   if (!runs_are_whole_target_lines(cell, element_bytes)) return;
+  // A loop over at most kMostInterleavedValues values that the target interleaves within a page.
+  auto interleaved_in_target = [&](int m) {
+    const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
+    return mode.extent > 1 && mode.extent <= kMostInterleavedValues && !mode.top_of_token && !read_by_atoms(cell.source, m) &&
+           !read_by_atoms(cell.target, m) && !selects_instance(cell, m) &&
+           std::abs(cell.target.stride[static_cast<std::size_t>(m)]) * element_bytes < kPageBytes;
+  };
   // The outermost loop that takes more than one value (a token's top digit takes one where the capacity
   // is a single page).
   const auto outer = std::find_if(cell.loops.begin(), cell.loops.end(), [&](int l) { return cell.modes[static_cast<std::size_t>(l)].extent > 1; });
   if (outer == cell.loops.end() || outer + 1 == cell.loops.end()) return;
-  const int m = *outer;
-  const Mode& mode = cell.modes[static_cast<std::size_t>(m)];
-  if (mode.extent > kMostInterleavedValues || mode.top_of_token || read_by_atoms(cell.source, m) || read_by_atoms(cell.target, m) ||
-      selects_instance(cell, m))
-    return;
-  if (std::abs(cell.target.stride[static_cast<std::size_t>(m)]) * element_bytes >= kPageBytes) return;
+  auto chosen = outer;
+  if (!interleaved_in_target(*outer)) {
+    // Or one further in, short of the innermost, whose values the source holds a page or more apart,
+    // for long runs (kLeastApartInSource, kLeastInnerInterleavedRun).
+    if (cell.run_elements * element_bytes < kLeastInnerInterleavedRun) return;
+    chosen = std::find_if(outer + 1, cell.loops.end() - 1, [&](int m) {
+      return interleaved_in_target(m) && std::abs(cell.source.stride[static_cast<std::size_t>(m)]) * element_bytes >= kLeastApartInSource;
+    });
+    if (chosen == cell.loops.end() - 1) return;
+  }
+  const auto at = chosen - cell.loops.begin();
   std::vector<int> innermost = cell.loops;
-  std::rotate(innermost.begin() + (outer - cell.loops.begin()), innermost.begin() + (outer - cell.loops.begin()) + 1, innermost.end());
+  std::rotate(innermost.begin() + at, innermost.begin() + at + 1, innermost.end());
   cell.cpu_order = CpuOrder::interleaved_rows;
   cell.cpu_loops = std::move(innermost);
-  cell.cpu_loops_from = static_cast<int>(outer - cell.loops.begin());
+  cell.cpu_loops_from = static_cast<int>(at);
 }
 
 // The variables of `modes`, in turn: how two makings of a cell (their mode numbers differ) compare.

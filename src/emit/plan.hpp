@@ -85,8 +85,10 @@ enum class CpuOrder {
   // faster in groups (kv_read_streams_in_groups, KVLAYOUT_INSTANCE_GROUPS).
   read_streams_in_groups,
   // Phase 5h: the outermost loop picks runs the target interleaves within a page (a row's K, then its V:
-  // vLLM's packed pages) while the source holds them far apart (K half, then V half: SGLang's host pools);
-  // the second order walks that loop innermost, each row's runs written together from two read streams.
+  // vLLM's packed pages) while the source holds them far apart (K half, then V half: SGLang's host pools),
+  // or a loop further in does for long runs a page or more apart in the source (FlashInfer's pages into
+  // LMCache's t2d rows); the second order walks that loop innermost, each row's runs written together
+  // from two read streams.
   // Taken on AMD CPUs with AVX-512 (kv_interleaved_rows, KVLAYOUT_INTERLEAVED_ROWS).
   interleaved_rows,
 };

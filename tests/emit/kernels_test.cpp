@@ -1660,7 +1660,7 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
 }
 
 TEST_CASE("a nest with a second loop order moves the oracle's bytes in either order, where the CPU picks it", "[emit][kernels]") {
-  // Five pairs into and out of SGLang's host pools (a token's 32 layers together), each printing its nest again in a
+  // Six pairs, five into and out of SGLang's host pools (a token's 32 layers together), each printing its nest again in a
   // second order (Cell::cpu_loops), taken where its choice is on (AMD's default):
   //  - from Dynamo's cross-layer blocks into the page_head pool: the target's order reads one stream per layer, which
   //    kMostReadStreams counts as few, so the plan keeps it and prints the source's order beside it
@@ -1674,9 +1674,11 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
   //  - from vLLM's per-layer HND cache into the page_head pool: the target's order reads one stream of 256-byte
   //    runs per layer, where the source's order would be printed beside it, the layers in groups of four
   //    take its place (CpuOrder::read_streams_in_groups, on every CPU by default);
-  //  - and out of the page_first pool (K half, then V half) into vLLM's packed NHD rows (a head's K next to
+  //  - out of the page_first pool (K half, then V half) into vLLM's packed NHD rows (a head's K next to
   //    its V): the source's order takes the halves outermost, so the plan prints beside it the halves
-  //    innermost, each row written whole (CpuOrder::interleaved_rows, KVLAYOUT_INTERLEAVED_ROWS).
+  //    innermost, each row written whole (CpuOrder::interleaved_rows, KVLAYOUT_INTERLEAVED_ROWS);
+  //  - and out of FlashInfer's NHD pages (a page's K, then its V) into LMCache's t2d rows (a token's K row
+  //    next to its V row): the same order, from inside the outer loops (layer, page), for runs of 2 KiB.
   // Both nests move the oracle's bytes, with a page of 64 tokens whole and cut at 37. Control: the second
   // nest skipping its first flattened step, caught exactly where it is taken.
   // (The page_first pool's runs are a token's heads: 8 heads of 64 dims, 1 KiB, longer than the source's
@@ -1684,16 +1686,18 @@ TEST_CASE("a nest with a second loop order moves the oracle's bytes in either or
   struct Case {
     std::string source, target, choice, suffix;
     std::int64_t heads, head_size;
+    std::int64_t layers = 32;  // the host pools' order turns on their 32 layers; FlashInfer's pages do not
   };
   for (const Case& c : {Case{"dynamo-universal", "sglang-host-page-head", "kv_reads_by_source", "_by_source", 2, 128},
                         Case{"vllm-flash-nhd", "sglang-host-page-head", "kv_instance_groups", "_in_groups", 2, 128},
                         Case{"vllm-flash-nhd", "sglang-host-page-first", "kv_instance_groups", "_in_groups", 8, 64},
                         Case{"vllm-flash-hnd", "sglang-host-page-head", "kv_read_streams_in_groups", "_in_groups", 2, 128},
-                        Case{"sglang-host-page-first", "vllm-packed-nhd", "kv_interleaved_rows", "_interleaved_rows", 2, 128}}) {
+                        Case{"sglang-host-page-first", "vllm-packed-nhd", "kv_interleaved_rows", "_interleaved_rows", 2, 128},
+                        Case{"flashinfer-nhd", "lmcache056-t2d", "kv_interleaved_rows", "_interleaved_rows", 8, 128, 2}}) {
     INFO(c.source << " -> " << c.target);
     test::TempDir dir;
     const StreamingPair pair =
-        streaming_pair(c.source, c.target, {{"num_layers", 32}, {"num_kv_heads", c.heads}, {"head_size", c.head_size}}, "second_order");
+        streaming_pair(c.source, c.target, {{"num_layers", c.layers}, {"num_kv_heads", c.heads}, {"head_size", c.head_size}}, "second_order");
     const std::string code = emit::emit_kernel(pair.proof, pair.options);
     const std::string nest = "static void cell0" + c.suffix + "(";
     REQUIRE(code.find(nest) != std::string::npos);

@@ -1089,6 +1089,36 @@ TEST_CASE("K and V halves moved into rows that hold a head's K next to its V car
   }
 }
 
+TEST_CASE("K and V a page apart in the source, side by side in the target's rows, carry the interleaved order from inside the outer loops too", "[emit][plan]") {
+  // FlashInfer's NHD page holds its 16 tokens' K (32 KiB), then their V; LMCache's t2d object holds each
+  // token's K row (2 KiB) next to its V row. The source's order walks kv outside the token's lowest digit
+  // (each target row written in two passes, a half each time, 32 KiB of the source apart); phase 5h
+  // prints beside it the order with kv innermost, each row written whole (CpuOrder::interleaved_rows),
+  // though kv is not the outermost loop.
+  auto p = plan_for("flashinfer-nhd", "lmcache056-t2d", "llama-3.1-8b", kCpuPlan);
+  REQUIRE(p.plan.cells.size() == 1);
+  const auto& c = p.plan.cells[0];
+  const std::vector<std::string> first = loop_names(c);
+  REQUIRE(first == std::vector<std::string>{"layer", "token_div16", "kv", "token_mod16"});
+  REQUIRE(c.cpu_order == emit::CpuOrder::interleaved_rows);
+  CHECK(c.cpu_loops_from == 2);
+  std::vector<std::string> second;
+  for (int m : c.cpu_loops) second.push_back(c.modes[static_cast<std::size_t>(m)].var);
+  CHECK(second == std::vector<std::string>{"layer", "token_div16", "token_mod16", "kv"});
+  SECTION("the control: K and V 2 KiB apart in the source (LMCache's t2d rows into vLLM's packed HND pages) carry none") {
+    // There the source's order already reads a row's K and V one after the other.
+    auto near = plan_for("lmcache056-t2d", "vllm-packed-hnd", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(near.plan.cells.size() == 1);
+    const auto& n = near.plan.cells[0];
+    const std::vector<std::string> loops = loop_names(n);
+    const auto kv = std::find(loops.begin(), loops.end(), "kv");
+    REQUIRE(kv != loops.end());
+    CHECK(kv != loops.begin());
+    CHECK(kv + 1 != loops.end());  // an inner loop, short of the innermost: only the source's distance differs
+    CHECK(n.cpu_order == emit::CpuOrder::none);
+  }
+}
+
 TEST_CASE("only a paged source's whole blocks over two pages, stepped by a loop that reads its block table alone, are walked in the table's order", "[emit][plan]") {
   // vLLM's MLA cache into LMCache's: 18 KiB blocks, token_div16 reads block_table[token_div16] alone.
   auto mla = plan_for("vllm-mla", "lmcache-mla", "deepseek-v3", kCpuPlan);
