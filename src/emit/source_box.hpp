@@ -126,8 +126,11 @@ std::optional<SourceBox> pack_lines_box(const Cell& cell, int source_bytes, std:
 std::optional<SourceBox> staged_runs_from_rows(const Cell& cell, int source_bytes, std::size_t level);
 
 // The largest box from `first_level` on to read in quarters (see above): the plan walks it in the
-// source's order, its runs are 64 bytes or longer, and it spans four pages or more. (The printer streams
-// the runs: it takes the box only where every run starts 16-byte aligned in the target.)
+// source's order, its runs are 64 bytes or longer, and it spans four pages or more; none where the loop
+// enclosing that box steps on to the source's next box, four boxes or more, and the runs are 1 KiB or
+// longer (the walk then reads one sequential span box after box: continued_in_source in source_box.cpp).
+// (The printer streams the runs: it takes the box only where every run starts 16-byte aligned in the
+// target.)
 std::optional<SourceBox> quartered_runs(const Cell& cell, int source_bytes, int target_bytes, std::size_t first_level);
 
 // The largest box staged: the buffer beside the source lines being read stays in a 48 KiB first-level

@@ -1659,6 +1659,19 @@ TEST_CASE("boxes read in four quarters move the oracle's bytes, and a broken qua
   }
 }
 
+TEST_CASE("boxes a longer sequential span continues are read box after box, not in quarters, and move the oracle's bytes", "[emit][kernels]") {
+  // vLLM 0.3.3's MLA BLNHC block holds its layers' 16 latent rows (18 KiB each) one after another; walked
+  // in the source's order into SGLang's MLA page_first pool, a layer's box is one piece of the block's span
+  // (source_box.cpp, continued_in_source): no quarters. Five layers (four boxes or more, and, as DeepSeek's
+  // 61, no multiple of four: with one, the block's whole span is the box, read in quarters), 64 and 37
+  // tokens. Control: each latent copied 64 bytes short, caught everywhere.
+  const StreamingPair pair = streaming_pair("vllm033-mla-blnhc", "sglang0523-host-mla-page-first", {{"num_layers", 5}}, "continued_box");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  CHECK(code.find("four quarters at once") == std::string::npos);
+  REQUIRE(code.find("if (stream) kv_stream_copy<1152>(") != std::string::npos);
+  check_edits_caught_everywhere(pair, code, {{"continued_box_short", "if (stream) kv_stream_copy<1152>(", "if (stream) kv_stream_copy<1088>("}});
+}
+
 TEST_CASE("a nest with a second loop order moves the oracle's bytes in either order, where the CPU picks it", "[emit][kernels]") {
   // Six pairs, five into and out of SGLang's host pools (a token's 32 layers together), each printing its nest again in a
   // second order (Cell::cpu_loops), taken where its choice is on (AMD's default):

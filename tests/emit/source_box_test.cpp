@@ -159,6 +159,35 @@ TEST_CASE("a block the plan walks in the source's order is read in quarters", "[
   SECTION("an element conversion (other element sizes)") { CHECK_FALSE(emit::quartered_runs(c, 2, 1, kFlat).has_value()); }
 }
 
+TEST_CASE("a box that its enclosing loop continues in the source, four boxes or more, is read box after box, not in quarters", "[emit][plan]") {
+  // vLLM 0.3.3's BLNHC block holds its 61 layers' 16 latent rows (18 KiB each) one after another: the box
+  // of a layer's rows is one piece of the block's sequential span, and the layer loop walks it on.
+  const emit::Cell c = test::cpu_plan("vllm033-mla-blnhc", "sglang0523-host-mla-page-first", "deepseek-v3").cells[0];
+  REQUIRE(c.source_order_from >= 0);
+  const int layer = level_of(c, "layer");
+  REQUIRE(layer >= 1);
+  REQUIRE(level_of(c, "token_mod16") == layer + 1);
+  REQUIRE(emit::source_box(c, 2, static_cast<std::size_t>(layer) + 1).has_value());  // a box of four pages or more is there
+  CHECK_FALSE(emit::quartered_runs(c, 2, 2, kFlat).has_value());
+  SECTION("the control: an enclosing loop of fewer than four boxes (FlashInfer's K then V, one page) keeps the quarters") {
+    // FlashInfer's 64 KiB page: the 32 KiB box of the K rows, then the V rows' box right after it.
+    const emit::Cell k = test::cpu_plan("flashinfer-nhd", "trtllm-pool").cells[0];
+    CHECK(emit::quartered_runs(k, 2, 2, kFlat).has_value());
+  }
+  SECTION("the control: runs of 256 bytes whose box the enclosing loop continues keep the quarters") {
+    // Dynamo's universal block into vLLM 0.3.3's LHBNC cache: a head's K and V rows of each layer, 4 KiB
+    // apiece, one after another (measured slower box after box: kLeastContinuedRunBytes).
+    const emit::Cell d = test::cpu_plan("dynamo-universal", "vllm033-lhbnc").cells[0];
+    REQUIRE(d.run_elements * 2 == 256);
+    CHECK(emit::quartered_runs(d, 2, 2, kFlat).has_value());
+  }
+  SECTION("the control: the same box behind a step that is not the box's length keeps the quarters") {
+    emit::Cell t = c;
+    t.source.stride[static_cast<std::size_t>(t.loops[static_cast<std::size_t>(layer)])] += 64;  // a line between the layers' boxes
+    CHECK(emit::quartered_runs(t, 2, 2, kFlat).has_value());
+  }
+}
+
 TEST_CASE("out of the legacy key cache into a slot pool's token rows, a whole block's packs are staged row by row", "[emit][plan]") {
   const emit::Cell k = test::cpu_plan("vllm-paged-legacy", "sglang-mha").cells[0];
   REQUIRE(k.run_elements == 8);
