@@ -307,11 +307,11 @@ and -packed 1.05-1.11x / 0.96-1.08x, llamacpp-vtrans (its K) 0.99-1.01x / 1.01-1
 target interleaves within a row (a row's K, then its V, read from a source's K and V halves: kvlayout's
 plan.hpp, CpuOrder::interleaved_rows) with that loop innermost, each row written whole from two read
 streams: on AMD CPUs with AVX-512, unless the environment says KVLAYOUT_INTERLEAVED_ROWS=on or off (the
-tests run the kernels both ways against the byte oracle). On the Zen 4 (as kv_cpu_choice says) the 32 kernels with such nests 1.21x / 1.04-1.05x as
-fast at median, faster in 30 / 27-28 of 32 (kvlayout's emit/plan.cpp, add_interleaved_rows_order); the
-same order from a loop further in, for 2 KiB runs a page or more apart in the source (FlashInfer's NHD
-pages into LMCache's t2d rows), 1.24-1.32x / 1.17-1.21x. Not measured on other CPUs, which keep the plan's
-order.)"},
+tests run the kernels both ways against the byte oracle). On the Zen 4 (as kv_cpu_choice says) the 32
+kernels with such nests 1.21x / 1.04-1.05x as fast at median, faster in 30 / 27-28 of 32 (kvlayout's
+emit/plan.cpp, add_interleaved_rows_order); the same order from a loop further in, for 2 KiB runs a page
+or more apart in the source (FlashInfer's NHD pages into LMCache's t2d rows), 1.24-1.32x / 1.17-1.21x. Not
+measured on other CPUs, which keep the plan's order.)"},
     {.flag = "blocks_in_order",
      .variable = "KVLAYOUT_BLOCK_ORDER",
      .amd_avx2 = false,
