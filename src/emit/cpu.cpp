@@ -597,14 +597,18 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("for (int64_t r = 0; kv_whole_box && r < 16; ++r) kv_whole_box = kv_to_rows[static_cast<size_t>(r)] != nullptr;");
     w.open("if (kv_whole_box)");
     // A box of kStraightBoxBytes or more, where the call's CPU streams such boxes straight (kv_staged_boxes),
-    // has the same steps write a whole line of each target row where its slot places it, nothing
-    // prefetched (see kStraightBoxBytes).
+    // has the same steps write a whole line of each target row where its slot places it, the next block's
+    // step prefetched where the CPU takes it (kv_straight_box_prefetches; see kStraightBoxBytes).
     const bool straight_alternative = rows_box >= kStraightBoxBytes;
     const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, step_bytes) + ") * 32;";  // both ways' steps
+    // The next block's same step, as the staged tiles (print_copy).
+    const std::string next_step = "kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_address(at, final_offset(cell, true), source_bytes) + " + (" +
+                                  next_displacement_name() + " + across_at * " + i64(source_row) + ") * " + sb + ");";
     if (straight_alternative) {
       w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
       w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
       w.line(step);
+      if (prefetch) w.line(step_prefetch(at, "if (" + cpu_choice_load("straight_box_prefetches") + ") " + next_step));
       w.line("kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * " + tb + "}, " + from + " + across_at * " + i64(source_row) + ") * " + sb +
              ", " + i64(source_row * source_bytes) + ", true);");
       w.close();
@@ -614,9 +618,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
     w.line("alignas(64) char kv_box[" + std::to_string(rows_box) + "];");
     w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
     w.line(step);
-    if (prefetch)  // the next block's same step, as the staged tiles (print_copy)
-      w.line(step_prefetch(at, "kv_prefetch_run<" + std::to_string(step_bytes) + ">(" + prefetch_address(at, final_offset(cell, true), source_bytes) + " + (" +
-                                   next_displacement_name() + " + across_at * " + i64(source_row) + ") * " + sb + ");"));
+    if (prefetch) w.line(step_prefetch(at, next_step));
     w.line("kv_transpose_lines16(kv_rows_apart{kv_box + across_at * " + tb + ", " + i64(row_bytes) + "}, " + from + " + across_at * " + i64(source_row) + ") * " +
            sb + ", " + i64(source_row * source_bytes) + ", false);");
     w.close();
@@ -860,15 +862,18 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         // Every column is staged (across.extent is a multiple of 32, no guard along it): the box is whole.
         // A box of kStraightBoxBytes or more, where the call's CPU streams such boxes straight
         // (kv_staged_boxes), has the same steps write the target: the source's pages read four at a time as
-        // staged, nothing prefetched (measured on vllm-paged-legacy -> vllm-flash-nhd: the next block's step
-        // prefetched 1.09x / 1.13x as fast as staged, nothing 1.14x / 1.18x, one process each).
+        // staged, the next block's step prefetched where the CPU takes it (kv_straight_box_prefetches).
         const std::int64_t steps = across.extent / 32, piece = box_bytes / steps;
         const std::string step = "const int64_t across_at = (" + page_interleaved_step(steps, 32 * source_row * source_bytes) + ") * 32;";
+        // The next block's same step (a long span: kv_prefetch_run follows the CPU's policy).
+        const std::string next_step = "kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +
+                                      " + across_at * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");";
         const bool straight_alternative = box_bytes >= kStraightBoxBytes;
         if (straight_alternative) {
           w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
           w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
           w.line(step);
+          if (prefetch) w.line(step_prefetch(at, "if (" + cpu_choice_load("straight_box_prefetches") + ") " + next_step));
           transposes(d, "across_at", true);
           w.close();
           w.close();
@@ -885,9 +890,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
         // vllm-flash-hnd 1.10 / 1.11, dynamo-universal 1.07 / 1.09 (the next block then; the layer two
         // ahead since: 1.16 / 1.16 more); into token-major 32 KiB boxes, which
         // read four pages at once, 0.98-1.06 (vllm-flash-nhd 0.98 / 1.02, lmcache-2ltd 1.06 / 1.03).
-        if (prefetch)
-          w.line(step_prefetch(at, "kv_prefetch_run<" + std::to_string(32 * source_row * source_bytes) + ">(" + ps + " + (" + next_displacement_name() +
-                                       " + across_at * " + i64(source_row) + ") * " + std::to_string(source_bytes) + ");"));
+        if (prefetch) w.line(step_prefetch(at, next_step));
         transposes("kv_stage", "across_at", false);
         w.line("if (kv_pending != nullptr) kv_stream_copy<" + std::to_string(piece) + ">(kv_pending + q * " + i64(piece) + ", kv_stages[kv_half ^ 1] + q * " +
                i64(piece) + ");");
@@ -1843,8 +1846,11 @@ void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int s
 // A box's packs in whole lines (pack_lines), inside its `if (stream && the box is whole)`: where the call's
 // CPU streams boxes straight (kv_staged_boxes), a kilobyte of the source at a time, the pages four at a
 // time (page_interleaved_step), one line into each of its 16 rows, where the row box's lookups place them
-// or its row loop's target stride apart; then on to the next box.
-void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, const PackLines& lines, int source_bytes, int target_bytes) {
+// or its row loop's target stride apart; then on to the next box. `next_block`: the nest's one member where
+// a step prefetch encloses the box (its next_displacement_name() declared), whose next block's same
+// kilobyte each step prefetches where the CPU takes it (kv_straight_box_prefetches), else null.
+void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, const PackLines& lines, int source_bytes, int target_bytes,
+                      const RunAddress* next_block) {
   constexpr std::int64_t kStepBytes = 1024, kPacksPerStep = 4;
   const int around = static_cast<int>(box.level) - 1;
   const Mode& row = cell.modes[static_cast<std::size_t>(lines.row_mode)];
@@ -1858,6 +1864,10 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
   }
   w.open("for (int64_t q = 0; q < " + i64(lines.steps) + "; ++q)");
   w.line("const int64_t kv_step = " + page_interleaved_step(lines.steps, kStepBytes) + ";");
+  if (next_block != nullptr)
+    w.line(step_prefetch(*next_block, "if (" + cpu_choice_load("straight_box_prefetches") + ") kv_prefetch_run<" + std::to_string(kStepBytes) + ">(" +
+                                          prefetch_address(*next_block, "(" + offset_at(cell, true, around) + " + " + next_displacement_name() + ")", source_bytes) +
+                                          " + kv_step * " + i64(kStepBytes) + ");"));
   // The step's first pack, by the box's other loops (the source's order, the row loop left out): each
   // loop's value at it, times its target stride.
   std::string to;
@@ -1882,9 +1892,10 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
 // Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
 // moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
 // step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
-// otherwise each run streamed straight to the target, for every member of the nest.
+// otherwise each run streamed straight to the target, for every member of the nest. `next_block_prefetch`:
+// a step prefetch's next block is declared around the box (for its packs' straight steps, print_pack_lines).
 void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
-                    int target_bytes, bool staged) {
+                    int target_bytes, bool staged, bool next_block_prefetch) {
   const std::int64_t pieces = staged ? staged_runs_pieces(cell, box) : 0;
   const int around = static_cast<int>(box.level) - 1;
   const std::string whole = box_moved_whole(cell, box);
@@ -1901,7 +1912,7 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   w.open("if (stream" + whole + ")");
   // A box of kStraightBoxBytes or more whose packs make whole lines: straight where the CPU takes it.
   if (staged && box.bytes >= kStraightBoxBytes)
-    if (const std::optional<PackLines> lines = pack_lines(cell, box, source_bytes)) print_pack_lines(w, cell, box, *lines, source_bytes, target_bytes);
+    if (const std::optional<PackLines> lines = pack_lines(cell, box, source_bytes)) print_pack_lines(w, cell, box, *lines, source_bytes, target_bytes, next_block_prefetch ? &members.front() : nullptr);
   if (staged && pieces == 0) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   if (pieces > 0) w.line("char* const kv_stage = kv_stages[kv_half];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
@@ -2296,6 +2307,8 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   std::optional<SourceBox> lines_box;
   if (!box && members.size() == 1 && !convert) lines_box = pack_lines_box(cell, source_bytes, flat);
   if (lines_box && lines_box->bytes < kStraightBoxBytes) lines_box.reset();
+  // Whether a step prefetch's next block is declared around `b` (its loop printed before b's first loop).
+  auto encloses_next_block = [&](const SourceBox& b) { return prefetch >= 0 && prefetch < static_cast<int>(b.level); };
   // Whether the loop inside the flattened ones is printed plain, so that a block pass can take its share.
   const bool splits_in_block_passes = (!lines_box || lines_box->level != flat) && (!box || box->level != flat) && pairs != static_cast<int>(flat) &&
                                       (whole_block == 0 || block.level != flat) && order.level != static_cast<int>(flat);
@@ -2304,11 +2317,12 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     if (l == flat && !splits_in_block_passes) move_whole_in_first_pass();
     if (lines_box && l == lines_box->level) {
       w.open("if (stream" + box_moved_whole(cell, *lines_box) + ")");
-      print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes);
+      print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes,
+                       encloses_next_block(*lines_box) ? &members.front() : nullptr);
       w.close();
     }
     if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
-    else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged);
+    else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged, encloses_next_block(*box));
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l == block.level) print_whole_block(w, cell, source_bytes, target_bytes, block, prefetch >= 0, members, order.level >= 0);
     if (unroll && l + 1 == loops)

@@ -393,6 +393,25 @@ interleaved repetitions) over the 11 kernels that take them (vLLM 0.3.3's LHBNC,
 caches, vLLM's packed NHD and LMCache's packed objects into the legacy cache; 0.3.3's LHBNC, BHLNC, BLHNC,
 LBHNC and vLLM's packed HND into llama.cpp's transposed V): 1.05-1.27x / 0.93-1.25x as fast in block passes,
 1.10x / 1.08x at median, all faster at one thread.)"},
+    {.flag = "straight_box_prefetches",
+     .variable = "KVLAYOUT_STRAIGHT_BOX_PREFETCH",
+     .amd_avx2 = false,
+     .amd_avx512 = true,
+     .elsewhere = false,
+     .test_switch = ChoiceTestSwitch::prefetches,
+     .read_by = "the straight boxes",
+     .why = R"(Whether a call that streams the large boxes out of token-fastest rows straight (kv_staged_boxes off)
+prefetches the next block's same kilobyte beside each step, as the staged boxes do: on AMD CPUs with
+AVX-512, unless the environment says KVLAYOUT_STRAIGHT_BOX_PREFETCH=on or off (the tests run the kernels
+both ways against the byte oracle). Measured on an Ice Lake-class Xeon, vllm-paged-legacy ->
+vllm-flash-nhd's value boxes straight read 1.09x / 1.13x as fast as staged with the prefetch and 1.14x /
+1.18x without (one process each): off there. AMD CPUs without AVX-512 stage their boxes (kv_staged_boxes),
+so the choice is not theirs to take.
+On the Zen 4 (as kv_cpu_choice says; `kvlayout_bench_sweep --ab KVLAYOUT_STRAIGHT_BOX_PREFETCH=off`
+over the 20 distinct kernels with such a prefetch, all out of or into vllm-paged-legacy, two processes on
+huge pages and two on 4 KiB pages) every kernel faster with it in every process but two ties: 1.18-1.19x
+/ 1.12-1.19x as fast at median (each kernel's median 1.00-1.78x / 0.97-1.57x); -> vllm-flash-nhd 1.23-1.39x
+/ 1.26-1.45x (0.94-1.02x of memcpy with it), -> sglang-mha 1.34-1.78x / 1.29-1.57x.)"},
   };
   return choices;
 }

@@ -1510,6 +1510,12 @@ TEST_CASE("large value and key boxes streamed straight where the CPU takes them 
   REQUIRE(code.find("if (!kv_staged_boxes.load(std::memory_order_relaxed))") != std::string::npos);
   REQUIRE(code.find(straight) != std::string::npos);
   REQUIRE(code.find(key_lines) != std::string::npos);
+  // Each straight step prefetches the next block's same kilobyte where the CPU takes it
+  // (kv_straight_box_prefetches), the values' and the keys' alike: on in the baseline variant below, off in
+  // the others (test::ScopedIsa's prefetches), so the oracle sees the boxes both ways.
+  const std::string chosen = "if (kv_straight_box_prefetches.load(std::memory_order_relaxed)) ";
+  CHECK(code.find(chosen + "kv_prefetch_run<1024>(pS + oS1 * 2 + (source_next + across_at * INT64_C(16)) * 2);") != std::string::npos);
+  CHECK(code.find(chosen + "kv_prefetch_run<1024>(pS + (oS1 + source_next) * 2 + kv_step * INT64_C(1024));") != std::string::npos);
   check_edits_caught_everywhere(pair, code,
                                 {{"straight_one_target_step", straight, "kv_transpose_lines16(kv_rows_apart{pT + oT1 * 2 + (0 * across_at + down0 * "},
                                  {"straight_one_source_step", "INT64_C(16) + down0) * 2, INT64_C(32), true);", "0 * INT64_C(16) + down0) * 2, INT64_C(32), true);"},
@@ -1517,6 +1523,19 @@ TEST_CASE("large value and key boxes streamed straight where the CPU takes them 
                                  {"key_lines_one_source_step", "pS + oS1 * 2 + kv_step * INT64_C(1024), true);", "pS + oS1 * 2 + 0 * kv_step * INT64_C(1024), true);"}},
                                 false);
   check_edits_caught_everywhere(pair, code, {{"large_staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "}}, true);
+}
+
+TEST_CASE("a straight key box prefetches the next block only where a step prefetch of the nest encloses the box", "[emit][kernels]") {
+  // Into SGLang's page_first host pool, the legacy key block's box (16 KiB at heads of 128 bf16) lies
+  // inside the layer loop. At 8 layers (as at llama-3.1-8b's 32) the nest's step prefetch is the runs'
+  // own, further in: no next block is declared around the box, so its straight steps prefetch nothing
+  // (the control of the test above, whose box a block's step prefetch encloses; at 4 layers or fewer the
+  // prefetch steps the blocks here too). The kernel is compiled and run against the oracle as well.
+  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-host-page-first", {{"head_size", 128}, {"num_layers", 8}}, "no_enclosing_prefetch");
+  const std::string code = emit::emit_kernel(pair.proof, pair.options);
+  REQUIRE(code.find("kv_pack_lines16(kv_rows_apart{") != std::string::npos);
+  CHECK(code.find("kv_straight_box_prefetches.load(") == std::string::npos);
+  check_edits_caught_everywhere(pair, code, {{"pack_lines_one_source_step", " + kv_step * INT64_C(1024), true);", " + 0 * kv_step * INT64_C(1024), true);"}}, false);
 }
 
 TEST_CASE("a legacy key block streamed straight into head-major blocks, each head's rows apart, moves the oracle's bytes, and broken steps are caught",
@@ -1552,6 +1571,9 @@ TEST_CASE("a large legacy block streamed straight into a slot pool's gathered ro
   const std::string value_lines = "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * 2}, ";
   REQUIRE(code.find(value_lines) != std::string::npos);
   REQUIRE(code.find("kv_pack_lines16(kv_rows_placed{kv_rows, kv_to * 2}, ") != std::string::npos);
+  // The straight value steps prefetch the next block's step where the CPU takes it (on in the baseline
+  // variant below, off in the others).
+  CHECK(code.find("if (kv_straight_box_prefetches.load(std::memory_order_relaxed)) kv_prefetch_run<1024>(") != std::string::npos);
   check_edits_caught_everywhere(pair, code,
                                 {{"rows_straight_one_step", value_lines, "kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), 0 * across_at * 2}, "},
                                  {"key_lines_swapped_rows", "kv_rows[token_mod16] = ", "kv_rows[token_mod16 ^ 1] = "},
