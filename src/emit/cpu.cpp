@@ -1843,18 +1843,30 @@ void print_rows_box(CodeWriter& w, const Cell& cell, const SourceBox& box, int s
   w.close();
 }
 
+// What a straight box's steps prefetch (print_pack_lines): the next block's same kilobyte where a step
+// prefetch of the nest encloses the box (`next_block`, the nest's one member: its next_displacement_name()
+// is declared), else the same kilobyte in the tensor instance ahead where the loop picking it encloses the
+// box (`instance`, box_instance_step; `bound` that loop's end, as printed), else nothing.
+struct BoxPrefetch {
+  const RunAddress* next_block = nullptr;
+  PrefetchStep instance;
+  std::string bound;
+};
+
 // A box's packs in whole lines (pack_lines), inside its `if (stream && the box is whole)`: where the call's
 // CPU streams boxes straight (kv_staged_boxes), a kilobyte of the source at a time, the pages four at a
 // time (page_interleaved_step), one line into each of its 16 rows, where the row box's lookups place them
-// or its row loop's target stride apart; then on to the next box. `next_block`: the nest's one member where
-// a step prefetch encloses the box (its next_displacement_name() declared), whose next block's same
-// kilobyte each step prefetches where the CPU takes it (kv_straight_box_prefetches), else null.
+// or its row loop's target stride apart; then on to the next box. Each step prefetches what `ahead` says
+// where the CPU takes it (kv_straight_box_prefetches).
 void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, const PackLines& lines, int source_bytes, int target_bytes,
-                      const RunAddress* next_block) {
+                      const BoxPrefetch& ahead) {
   constexpr std::int64_t kStepBytes = 1024, kPacksPerStep = 4;
   const int around = static_cast<int>(box.level) - 1;
   const Mode& row = cell.modes[static_cast<std::size_t>(lines.row_mode)];
   w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
+  const std::string next_instance = "pS_box_next";
+  if (ahead.instance.level >= 0)
+    for (const auto& line : next_instance_pointer(cell, ahead.instance.level, kInputs, 0, ahead.instance.iterations, ahead.bound, next_instance)) w.line(line);
   if (box.row_mode >= 0) {
     w.line("char* kv_rows[" + std::to_string(row.extent) + "];");
     w.open("for (int64_t " + row.var + " = 0; " + row.var + " < " + i64(row.extent) + "; ++" + row.var + ")");
@@ -1864,10 +1876,15 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
   }
   w.open("for (int64_t q = 0; q < " + i64(lines.steps) + "; ++q)");
   w.line("const int64_t kv_step = " + page_interleaved_step(lines.steps, kStepBytes) + ";");
-  if (next_block != nullptr)
-    w.line(step_prefetch(*next_block, "if (" + cpu_choice_load("straight_box_prefetches") + ") kv_prefetch_run<" + std::to_string(kStepBytes) + ">(" +
-                                          prefetch_address(*next_block, "(" + offset_at(cell, true, around) + " + " + next_displacement_name() + ")", source_bytes) +
-                                          " + kv_step * " + i64(kStepBytes) + ");"));
+  const std::string chosen = "if (" + cpu_choice_load("straight_box_prefetches") + ") kv_prefetch_run<" + std::to_string(kStepBytes) + ">(";
+  if (ahead.next_block != nullptr)
+    w.line(step_prefetch(*ahead.next_block, chosen + prefetch_address(*ahead.next_block, "(" + offset_at(cell, true, around) + " + " + next_displacement_name() + ")", source_bytes) +
+                                                " + kv_step * " + i64(kStepBytes) + ");"));
+  else if (ahead.instance.level >= 0) {
+    RunAddress in_next;  // the nest's one member, in the instance ahead
+    in_next.source_pointer = next_instance;
+    w.line(chosen + address(in_next, true, offset_at(cell, true, around), source_bytes) + " + kv_step * " + i64(kStepBytes) + ");");
+  }
   // The step's first pack, by the box's other loops (the source's order, the row loop left out): each
   // loop's value at it, times its target stride.
   std::string to;
@@ -1892,10 +1909,10 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
 // Before the box's first loop (see source_box.hpp): where streaming and every position of the box is
 // moved, its runs in the source's order, the source's outermost loop split into four quarters taken one
 // step each in turn. Staged (one member): copied into a buffer on the stack, then streamed out whole;
-// otherwise each run streamed straight to the target, for every member of the nest. `next_block_prefetch`:
-// a step prefetch's next block is declared around the box (for its packs' straight steps, print_pack_lines).
+// otherwise each run streamed straight to the target, for every member of the nest. `ahead`: what its
+// packs' straight steps prefetch (print_pack_lines).
 void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const std::vector<RunAddress>& members, int source_bytes,
-                    int target_bytes, bool staged, bool next_block_prefetch) {
+                    int target_bytes, bool staged, const BoxPrefetch& ahead) {
   const std::int64_t pieces = staged ? staged_runs_pieces(cell, box) : 0;
   const int around = static_cast<int>(box.level) - 1;
   const std::string whole = box_moved_whole(cell, box);
@@ -1912,7 +1929,7 @@ void print_box_runs(CodeWriter& w, const Cell& cell, const SourceBox& box, const
   w.open("if (stream" + whole + ")");
   // A box of kStraightBoxBytes or more whose packs make whole lines: straight where the CPU takes it.
   if (staged && box.bytes >= kStraightBoxBytes)
-    if (const std::optional<PackLines> lines = pack_lines(cell, box, source_bytes)) print_pack_lines(w, cell, box, *lines, source_bytes, target_bytes, next_block_prefetch ? &members.front() : nullptr);
+    if (const std::optional<PackLines> lines = pack_lines(cell, box, source_bytes)) print_pack_lines(w, cell, box, *lines, source_bytes, target_bytes, ahead);
   if (staged && pieces == 0) w.line("alignas(64) char kv_stage[" + std::to_string(box.bytes) + "];");
   if (pieces > 0) w.line("char* const kv_stage = kv_stages[kv_half];");
   const Mode& outer = cell.modes[static_cast<std::size_t>(box.source_order.front())];
@@ -2307,8 +2324,20 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
   std::optional<SourceBox> lines_box;
   if (!box && members.size() == 1 && !convert) lines_box = pack_lines_box(cell, source_bytes, flat);
   if (lines_box && lines_box->bytes < kStraightBoxBytes) lines_box.reset();
-  // Whether a step prefetch's next block is declared around `b` (its loop printed before b's first loop).
-  auto encloses_next_block = [&](const SourceBox& b) { return prefetch >= 0 && prefetch < static_cast<int>(b.level); };
+  // What box `b`'s straight steps prefetch: the nest's next block where the step's loop encloses b (its
+  // next displacement declared before b's first loop), else the instance ahead where its loop does.
+  auto box_prefetch = [&](const SourceBox& b) {
+    BoxPrefetch ahead;
+    const int level = static_cast<int>(b.level);
+    if (prefetch >= 0 && prefetch < level) {
+      ahead.next_block = &members.front();
+      return ahead;
+    }
+    ahead.instance = box_instance_step(cell, source_bytes, level);
+    const std::size_t at = static_cast<std::size_t>(ahead.instance.level);
+    if (ahead.instance.level >= 0) ahead.bound = at < flat ? "E" + std::to_string(at) : cell.modes[static_cast<std::size_t>(cell.loops[at])].var + "_end";
+    return ahead;
+  };
   // Whether the loop inside the flattened ones is printed plain, so that a block pass can take its share.
   const bool splits_in_block_passes = (!lines_box || lines_box->level != flat) && (!box || box->level != flat) && pairs != static_cast<int>(flat) &&
                                       (whole_block == 0 || block.level != flat) && order.level != static_cast<int>(flat);
@@ -2317,12 +2346,11 @@ void print_cell(CodeWriter& w, const Plan& plan, const prove::Proof& p, const st
     if (l == flat && !splits_in_block_passes) move_whole_in_first_pass();
     if (lines_box && l == lines_box->level) {
       w.open("if (stream" + box_moved_whole(cell, *lines_box) + ")");
-      print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes,
-                       encloses_next_block(*lines_box) ? &members.front() : nullptr);
+      print_pack_lines(w, cell, *lines_box, *pack_lines(cell, *lines_box, source_bytes), source_bytes, target_bytes, box_prefetch(*lines_box));
       w.close();
     }
     if (box && l == box->level && box->rows_in_source) print_rows_box(w, cell, *box, source_bytes, target_bytes);
-    else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged, encloses_next_block(*box));
+    else if (box && l == box->level) print_box_runs(w, cell, *box, members, source_bytes, target_bytes, staged, box_prefetch(*box));
     if (pairs >= 0 && l == static_cast<std::size_t>(pairs)) print_pairs();
     if (whole_block > 0 && l == block.level) print_whole_block(w, cell, source_bytes, target_bytes, block, prefetch >= 0, members, order.level >= 0);
     if (unroll && l + 1 == loops)

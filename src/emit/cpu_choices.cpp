@@ -401,7 +401,8 @@ LBHNC and vLLM's packed HND into llama.cpp's transposed V): 1.05-1.27x / 0.93-1.
      .test_switch = ChoiceTestSwitch::prefetches,
      .read_by = "the straight boxes",
      .why = R"(Whether a call that streams the large boxes out of token-fastest rows straight (kv_staged_boxes off)
-prefetches the next block's same kilobyte beside each step, as the staged boxes do: on AMD CPUs with
+prefetches the next block's same kilobyte beside each step, as the staged boxes do (or, for a key box
+that no step of its nest encloses, the same kilobyte of the next layer's tensor): on AMD CPUs with
 AVX-512, unless the environment says KVLAYOUT_STRAIGHT_BOX_PREFETCH=on or off (the tests run the kernels
 both ways against the byte oracle). Measured on an Ice Lake-class Xeon, vllm-paged-legacy ->
 vllm-flash-nhd's value boxes straight read 1.09x / 1.13x as fast as staged with the prefetch and 1.14x /
@@ -411,7 +412,9 @@ On the Zen 4 (as kv_cpu_choice says; `kvlayout_bench_sweep --ab KVLAYOUT_STRAIGH
 over the 20 distinct kernels with such a prefetch, all out of or into vllm-paged-legacy, two processes on
 huge pages and two on 4 KiB pages) every kernel faster with it in every process but two ties: 1.18-1.19x
 / 1.12-1.19x as fast at median (each kernel's median 1.00-1.78x / 0.97-1.57x); -> vllm-flash-nhd 1.23-1.39x
-/ 1.26-1.45x (0.94-1.02x of memcpy with it), -> sglang-mha 1.34-1.78x / 1.29-1.57x.)"},
+/ 1.26-1.45x (0.94-1.02x of memcpy with it), -> sglang-mha 1.34-1.78x / 1.29-1.57x. The next layer's
+kilobyte, over the 3 distinct kernels with it (-> sglang-host-page-first, vllm033-blhnc, vllm033-blnhc;
+the same four processes): 0.97-1.11x / 1.03-1.28x as fast, faster in all but one.)"},
   };
   return choices;
 }

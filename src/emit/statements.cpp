@@ -247,9 +247,10 @@ static bool read_in_few_page_streams(const Cell& cell, const std::vector<int>& l
   return reads >= least && reads <= kMostStreams;
 }
 
-PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes) {
+// The innermost loop whose next iteration moves the source through a table lookup (a block of a paged
+// source), or -1: prefetch_step's and box_instance_step's one home of it.
+static int lookup_block_level(const Cell& cell, int source_bytes) {
   int block = -1;
-  bool on_page_hops = false;
   for (const Atom& a : cell.source.atoms) {
     if (reads_tile_mode(cell, a)) continue;  // a gathered row's lookup, not a loop's
     // A table placing single elements within rows (llama.cpp's cells in its transposed V) lands the next
@@ -260,6 +261,17 @@ PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whol
     int level = level_of(cell, a.modes);
     if (level >= 0 && a.e->op == expr::Op::Lookup) block = std::max(block, level);
   }
+  return block;
+}
+
+PrefetchStep box_instance_step(const Cell& cell, int source_bytes, int box_level) {
+  const PrefetchStep step = next_instance_step(cell, lookup_block_level(cell, source_bytes), source_bytes);
+  return step.next_instance && step.level >= 0 && step.level < box_level ? step : PrefetchStep{};
+}
+
+PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes) {
+  const int block = lookup_block_level(cell, source_bytes);
+  bool on_page_hops = false;
   if (block >= 0 && bytes_per_iteration(cell, block, source_bytes) <= kFarthestPrefetchBytes) return {block, 1};
   if (block >= 0) {
     // A block too far ahead read inside in a few page-long streams (SGLang's host pages of 64 tokens, K's

@@ -126,6 +126,12 @@ constexpr std::int64_t kNearestPickedPrefetchBytes = std::int64_t{4} << 10;
 // @post where_cpu_picks only where level >= 0, no loop's table lookup gives the step (none looks the source
 //       up, or its table places single elements), and the cell copies tiles or runs shorter than a line.
 PrefetchStep prefetch_step(const Cell& cell, int source_bytes, std::int64_t whole_block_bytes = 0);
+// The step a box printed before loop `box_level` (a straight box of the legacy key block's packs,
+// cpu.cpp's print_pack_lines) prefetches by itself where the nest's step (prefetch_step) does not enclose
+// it: the next tensor instance's same offset (next_instance, as prefetch_step finds it), where the loop
+// picking the instance encloses the box; else none (level -1).
+// @post level < box_level, and next_instance, wherever level >= 0.
+PrefetchStep box_instance_step(const Cell& cell, int source_bytes, int box_level);
 // Where next_displacement carries past the step loop's last iteration into the enclosing loop's next one.
 struct Carry {
   std::string outer_bound;    // the enclosing loop's end as printed around the step's; empty: no carry

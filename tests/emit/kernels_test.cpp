@@ -1525,17 +1525,25 @@ TEST_CASE("large value and key boxes streamed straight where the CPU takes them 
   check_edits_caught_everywhere(pair, code, {{"large_staged_wrong_buffer", "kv_stages[kv_half ^ 1] + q * ", "kv_stages[kv_half] + q * "}}, true);
 }
 
-TEST_CASE("a straight key box prefetches the next block only where a step prefetch of the nest encloses the box", "[emit][kernels]") {
+TEST_CASE("a straight key box that no step of its nest encloses prefetches the layer ahead, and moves the oracle's bytes", "[emit][kernels]") {
   // Into SGLang's page_first host pool, the legacy key block's box (16 KiB at heads of 128 bf16) lies
   // inside the layer loop. At 8 layers (as at llama-3.1-8b's 32) the nest's step prefetch is the runs'
-  // own, further in: no next block is declared around the box, so its straight steps prefetch nothing
-  // (the control of the test above, whose box a block's step prefetch encloses; at 4 layers or fewer the
-  // prefetch steps the blocks here too). The kernel is compiled and run against the oracle as well.
-  const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-host-page-first", {{"head_size", 128}, {"num_layers", 8}}, "no_enclosing_prefetch");
-  const std::string code = emit::emit_kernel(pair.proof, pair.options);
-  REQUIRE(code.find("kv_pack_lines16(kv_rows_apart{") != std::string::npos);
-  CHECK(code.find("kv_straight_box_prefetches.load(") == std::string::npos);
-  check_edits_caught_everywhere(pair, code, {{"pack_lines_one_source_step", " + kv_step * INT64_C(1024), true);", " + 0 * kv_step * INT64_C(1024), true);"}}, false);
+  // own, further in, so the box's straight steps prefetch the same kilobyte of the next layer's tensor
+  // (box_instance_step); at 2 layers the nest's step is the next block, which encloses the box and is
+  // prefetched instead (the control: no instance pointer). Each kernel runs against the oracle with the
+  // prefetches on (baseline variant) and off, its control caught.
+  for (const std::int64_t layers : {std::int64_t{8}, std::int64_t{2}}) {
+    INFO(layers << " layers");
+    const StreamingPair pair = streaming_pair("vllm-paged-legacy", "sglang-host-page-first", {{"head_size", 128}, {"num_layers", layers}},
+                                              "box_ahead" + std::to_string(layers));
+    const std::string code = emit::emit_kernel(pair.proof, pair.options);
+    REQUIRE(code.find("kv_pack_lines16(kv_rows_apart{") != std::string::npos);
+    CHECK((code.find("kv_prefetch_run<1024>(pS_box_next + ") != std::string::npos) == (layers == 8));
+    CHECK(code.find("if (kv_straight_box_prefetches.load(std::memory_order_relaxed)) kv_prefetch_run<1024>(") != std::string::npos);
+    check_edits_caught_everywhere(pair, code, {{"pack_lines_one_source_step" + std::to_string(layers), " + kv_step * INT64_C(1024), true);",
+                                                " + 0 * kv_step * INT64_C(1024), true);"}},
+                                  false);
+  }
 }
 
 TEST_CASE("a legacy key block streamed straight into head-major blocks, each head's rows apart, moves the oracle's bytes, and broken steps are caught",

@@ -733,6 +733,36 @@ TEST_CASE("runs read from per-layer source tensors a layer at a time prefetch th
   }
 }
 
+TEST_CASE("a straight key box that no step of its nest encloses prefetches the layer ahead's same kilobyte", "[emit][plan]") {
+  SECTION("the legacy key block into SGLang's page_first host pool: a 32 KiB box of each layer in turn, the runs' step inside it") {
+    auto p = plan_for("vllm-paged-legacy", "sglang-host-page-first", "llama-3.1-8b", kCpuPlan);
+    REQUIRE(!p.plan.cells.empty());
+    const emit::Cell& c = p.plan.cells[0];  // the key packs (cell0)
+    const int layer = level_of(c, "layer"), box = level_of(c, "token_mod16");
+    REQUIRE(box == layer + 1);
+    REQUIRE(emit::prefetch_step(c, 2).level >= box);  // the nest's own step lies inside the box
+    const emit::PrefetchStep step = emit::box_instance_step(c, 2, box);
+    CHECK(step.next_instance);
+    CHECK(step.level == layer);
+    CHECK(step.iterations == 1);
+    const std::string code = kernel_code(p);
+    // Never past the last layer: there the current one is prefetched again.
+    CHECK_THAT(code, Catch::Contains("const char* const pS_box_next = static_cast<const char*>(S[layer + INT64_C(1) < layer_end ? INT64_C(0) + layer + "
+                                     "INT64_C(1) : INT64_C(0) + layer]);"));
+    CHECK_THAT(code, Catch::Contains("if (kv_straight_box_prefetches.load(std::memory_order_relaxed)) kv_prefetch_run<1024>(pS_box_next + oS2 * 2 + kv_step * "
+                                     "INT64_C(1024));"));
+    // The control: a box outside the loop picking the instance has no instance ahead to prefetch.
+    CHECK(emit::box_instance_step(c, 2, layer).level == -1);
+  }
+  SECTION("the control: into vLLM's NHD flash cache the nest's step (the next block) encloses the box, which prefetches that") {
+    auto p = plan_for("vllm-paged-legacy", "vllm-flash-nhd", "llama-3.1-8b", kCpuPlan);
+    const std::string code = kernel_code(p);
+    CHECK_THAT(code, Catch::Contains("if (kv_straight_box_prefetches.load(std::memory_order_relaxed)) kv_prefetch_run<1024>(pS + (oS1 + source_next) * 2 + "
+                                     "kv_step * INT64_C(1024));"));
+    CHECK_THAT(code, !Catch::Contains("pS_box_next"));
+  }
+}
+
 TEST_CASE("tiles read from per-layer source tensors inside a block too far to prefetch take the layer 8 KiB ahead too", "[emit][plan]") {
   SECTION("vLLM's legacy value cache into Dynamo's universal block: a 4 KiB box of each layer in turn, two layers ahead") {
     auto p = plan_for("vllm-paged-legacy", "dynamo-universal", "llama-3.1-8b", kCpuPlan);
