@@ -48,6 +48,10 @@ std::string step_prefetch(const RunAddress& at, const std::string& statement) {
   return at.prefetch_choice.empty() ? statement : "if (" + cpu_choice_load(at.prefetch_choice) + ") " + statement;
 }
 
+// `statement` (a straight box's step prefetch) under the per-call choice kv_straight_box_prefetches: the
+// one home of that guard for the three straight boxes (the value tiles', the rows box's, the key packs').
+std::string straight_box_prefetch(const std::string& statement) { return "if (" + cpu_choice_load("straight_box_prefetches") + ") " + statement; }
+
 // The source pointer a prefetch of `at` reads from: its own, or the instance ahead (next_instance_pointer).
 std::string prefetch_pointer(const RunAddress& at) { return at.prefetch_next_instance ? at.source_pointer + "_next" : at.source_pointer; }
 
@@ -608,7 +612,7 @@ void print_gathered_tile(CodeWriter& w, const Cell& cell, int source_bytes, int 
       w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
       w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
       w.line(step);
-      if (prefetch) w.line(step_prefetch(at, "if (" + cpu_choice_load("straight_box_prefetches") + ") " + next_step));
+      if (prefetch) w.line(step_prefetch(at, straight_box_prefetch(next_step)));
       w.line("kv_transpose_lines16(kv_rows_placed{kv_to_rows.data(), across_at * " + tb + "}, " + from + " + across_at * " + i64(source_row) + ") * " + sb +
              ", " + i64(source_row * source_bytes) + ", true);");
       w.close();
@@ -873,7 +877,7 @@ void print_copy(CodeWriter& w, const Cell& cell, int source_bytes, int target_by
           w.open("if (!" + cpu_choice_load("staged_boxes") + ")");
           w.open("for (int64_t q = 0; q < " + i64(steps) + "; ++q)");
           w.line(step);
-          if (prefetch) w.line(step_prefetch(at, "if (" + cpu_choice_load("straight_box_prefetches") + ") " + next_step));
+          if (prefetch) w.line(step_prefetch(at, straight_box_prefetch(next_step)));
           transposes(d, "across_at", true);
           w.close();
           w.close();
@@ -1876,14 +1880,17 @@ void print_pack_lines(CodeWriter& w, const Cell& cell, const SourceBox& box, con
   }
   w.open("for (int64_t q = 0; q < " + i64(lines.steps) + "; ++q)");
   w.line("const int64_t kv_step = " + page_interleaved_step(lines.steps, kStepBytes) + ";");
-  const std::string chosen = "if (" + cpu_choice_load("straight_box_prefetches") + ") kv_prefetch_run<" + std::to_string(kStepBytes) + ">(";
+  // The step's kilobyte at `from` (the box's start, as C), prefetched.
+  auto step_ahead = [&](const std::string& from) {
+    return straight_box_prefetch("kv_prefetch_run<" + std::to_string(kStepBytes) + ">(" + from + " + kv_step * " + i64(kStepBytes) + ");");
+  };
   if (ahead.next_block != nullptr)
-    w.line(step_prefetch(*ahead.next_block, chosen + prefetch_address(*ahead.next_block, "(" + offset_at(cell, true, around) + " + " + next_displacement_name() + ")", source_bytes) +
-                                                " + kv_step * " + i64(kStepBytes) + ");"));
+    w.line(step_prefetch(*ahead.next_block, step_ahead(prefetch_address(*ahead.next_block, "(" + offset_at(cell, true, around) + " + " + next_displacement_name() + ")",
+                                                                         source_bytes))));
   else if (ahead.instance.level >= 0) {
     RunAddress in_next;  // the nest's one member, in the instance ahead
     in_next.source_pointer = next_instance;
-    w.line(chosen + address(in_next, true, offset_at(cell, true, around), source_bytes) + " + kv_step * " + i64(kStepBytes) + ");");
+    w.line(step_ahead(address(in_next, true, offset_at(cell, true, around), source_bytes)));
   }
   // The step's first pack, by the box's other loops (the source's order, the row loop left out): each
   // loop's value at it, times its target stride.
